@@ -1,0 +1,132 @@
+"""The one game interface every adapter implements.
+
+A :class:`Game` hands out an initial :class:`State`; a state is immutable and
+answers everything a solver or an evaluator needs:
+
+* ``current_player()`` -- ``0`` or ``1``, :data:`CHANCE` or :data:`TERMINAL`;
+* ``chance_outcomes()`` -- ``(outcome, probability)`` pairs with exact probabilities;
+* ``legal_actions()`` -- the acting player's action ids, ascending;
+* ``child(action)`` -- the state after ``action`` (the receiver is not modified);
+* ``returns()`` -- one payoff per player at a terminal, in :attr:`Game.units`;
+* ``information_state_key(player)`` -- a perfect-recall key of what ``player`` knows.
+
+Public methods check their preconditions and delegate to small private hooks
+(``_player``, ``_outcomes``, ``_actions``, ``_apply``, ``_payoffs``, ``_key``),
+so every adapter refuses an illegal action or a misplaced call the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from functools import cached_property
+from typing import Final
+
+from adapters.errors import IllegalActionError, InputError
+
+CHANCE: Final = -1
+"""``current_player()`` of a chance node (OpenSpiel's ``pyspiel.PlayerId.CHANCE``)."""
+TERMINAL: Final = -4
+"""``current_player()`` of a terminal state (OpenSpiel's ``pyspiel.PlayerId.TERMINAL``)."""
+
+NUM_PLAYERS: Final = 2
+
+
+class State(ABC):
+    """An immutable game state; see the module docstring for the contract."""
+
+    def current_player(self) -> int:
+        """``0``/``1`` at a decision node, :data:`CHANCE` or :data:`TERMINAL` otherwise."""
+        return self._player()
+
+    def is_terminal(self) -> bool:
+        return self._player() == TERMINAL
+
+    def is_chance_node(self) -> bool:
+        return self._player() == CHANCE
+
+    def chance_outcomes(self) -> tuple[tuple[int, float], ...]:
+        """The ``(outcome, probability)`` pairs of a chance node; probabilities sum to 1."""
+        if not self.is_chance_node():
+            raise InputError(f"chance_outcomes() called at a non-chance state {self}")
+        return self._outcomes()
+
+    def legal_actions(self) -> tuple[int, ...]:
+        """Action ids of the player to act (the outcomes at a chance node); empty at a terminal."""
+        player = self._player()
+        if player == TERMINAL:
+            return ()
+        if player == CHANCE:
+            return tuple(outcome for outcome, _ in self._outcomes())
+        return self._actions()
+
+    def child(self, action: int) -> State:
+        """The state after ``action``; an action that is not legal here is refused."""
+        if action not in self.legal_actions():
+            raise IllegalActionError(
+                f"action {action} is not legal in state {self}; legal: {list(self.legal_actions())}"
+            )
+        return self._apply(action)
+
+    def returns(self) -> tuple[float, float]:
+        """Payoff per player at a terminal state, in the game's units."""
+        if not self.is_terminal():
+            raise InputError(f"returns() called at a non-terminal state {self}")
+        return self._payoffs()
+
+    def information_state_key(self, player: int) -> str:
+        """A perfect-recall key of everything ``player`` has observed so far."""
+        if player not in range(NUM_PLAYERS):
+            raise InputError(f"no player {player} in a two-player game")
+        return self._key(player)
+
+    @abstractmethod
+    def _player(self) -> int: ...
+
+    @abstractmethod
+    def _outcomes(self) -> tuple[tuple[int, float], ...]: ...
+
+    @abstractmethod
+    def _actions(self) -> tuple[int, ...]: ...
+
+    @abstractmethod
+    def _apply(self, action: int) -> State: ...
+
+    @abstractmethod
+    def _payoffs(self) -> tuple[float, float]: ...
+
+    @abstractmethod
+    def _key(self, player: int) -> str: ...
+
+
+class Game(ABC):
+    """A two-player zero-sum extensive-form game with perfect recall."""
+
+    game_id: str
+    """The id :func:`adapters.load_game` accepts, e.g. ``"openspiel:leduc_poker"``."""
+    units: str
+    """The unit of :meth:`State.returns`: ``"chips"`` or ``"BB"`` (big blinds)."""
+    num_distinct_actions: int
+    """Player action ids lie in ``range(num_distinct_actions)``."""
+
+    @abstractmethod
+    def new_initial_state(self) -> State: ...
+
+    @abstractmethod
+    def action_name(self, action: int) -> str:
+        """A human-readable name of a player action id."""
+
+    @abstractmethod
+    def rules(self) -> Mapping[str, object]:
+        """The rule parameters that define the game, as JSON-serialisable values."""
+
+    @cached_property
+    def rules_fingerprint(self) -> str:
+        """``sha256:<hex>`` of :meth:`rules` in canonical JSON: equal iff the rules are equal."""
+        canonical = json.dumps(self.rules(), sort_keys=True, separators=(",", ":"))
+        return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.game_id}>"

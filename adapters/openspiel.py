@@ -1,0 +1,140 @@
+"""OpenSpiel games behind the adapter interface: ``openspiel:<pyspiel game string>``.
+
+Every rule comes from ``pyspiel``; this module only translates. Information-state
+keys are OpenSpiel's ``information_state_string(player)`` and action ids are
+OpenSpiel's, so a policy trained here loads into ``open_spiel.python.policy.TabularPolicy``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+import pyspiel
+
+from adapters.base import NUM_PLAYERS, Game, State
+from adapters.errors import UnknownGameError, UnsupportedGameError
+
+PREFIX = "openspiel:"
+
+
+@contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Silence OpenSpiel's C++ error printing so a bad game string gives one clean line."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def _load_pyspiel(game_string: str) -> pyspiel.Game:
+    name = game_string.split("(", 1)[0]
+    if name not in pyspiel.registered_names():
+        raise UnknownGameError(f"unknown OpenSpiel game {name!r}")
+    try:
+        with _quiet_stderr():
+            return pyspiel.load_game(game_string)
+    except pyspiel.SpielError as error:
+        first_line = str(error).strip().splitlines()[0]
+        raise UnknownGameError(f"OpenSpiel cannot load {game_string!r}: {first_line}") from None
+
+
+def check_supported(game: pyspiel.Game, game_string: str) -> None:
+    """Refuse what the interface cannot represent: it needs 2p, zero-sum, sequential, info states."""
+    game_type = game.get_type()
+    problems = []
+    if game.num_players() != NUM_PLAYERS:
+        problems.append(f"{game.num_players()} players")
+    if game_type.utility != pyspiel.GameType.Utility.ZERO_SUM:
+        problems.append(f"utility {game_type.utility.name}")
+    if game_type.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
+        problems.append(f"dynamics {game_type.dynamics.name}")
+    if not game_type.provides_information_state_string:
+        problems.append("no perfect-recall information state string")
+    if game_type.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
+        problems.append("sampled (non-enumerable) chance")
+    if problems:
+        raise UnsupportedGameError(
+            f"{game_string!r} is not a two-player zero-sum sequential game with perfect recall "
+            f"({', '.join(problems)})"
+        )
+
+
+class OpenSpielState(State):
+    """Wraps a ``pyspiel.State``; children are new pyspiel states, the receiver never changes."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, state: pyspiel.State) -> None:
+        self._state = state
+
+    @property
+    def pyspiel_state(self) -> pyspiel.State:
+        return self._state
+
+    def _player(self) -> int:
+        return int(self._state.current_player())
+
+    def _outcomes(self) -> tuple[tuple[int, float], ...]:
+        return tuple((int(a), float(p)) for a, p in self._state.chance_outcomes())
+
+    def _actions(self) -> tuple[int, ...]:
+        return tuple(self._state.legal_actions())
+
+    def _apply(self, action: int) -> OpenSpielState:
+        return OpenSpielState(self._state.child(action))
+
+    def _payoffs(self) -> tuple[float, float]:
+        first, second = self._state.returns()
+        return float(first), float(second)
+
+    def _key(self, player: int) -> str:
+        return str(self._state.information_state_string(player))
+
+    def __str__(self) -> str:
+        return f"history {self._state.history()}"
+
+
+class OpenSpielGame(Game):
+    """``openspiel:<game string>``, e.g. ``openspiel:leduc_poker`` or ``openspiel:kuhn_poker()``."""
+
+    units = "chips"
+
+    def __init__(self, game_string: str) -> None:
+        self.pyspiel_game = _load_pyspiel(game_string)
+        check_supported(self.pyspiel_game, game_string)
+        self.game_id = PREFIX + game_string
+        self.num_distinct_actions = self.pyspiel_game.num_distinct_actions()
+
+    def new_initial_state(self) -> OpenSpielState:
+        return OpenSpielState(self.pyspiel_game.new_initial_state())
+
+    def action_name(self, action: int) -> str:
+        state = self.pyspiel_game.new_initial_state()
+        while state.is_chance_node():
+            state = state.child(state.chance_outcomes()[0][0])
+        return str(state.action_to_string(state.current_player(), action))
+
+    def rules(self) -> Mapping[str, object]:
+        parameters = {key: _jsonable(value) for key, value in self.pyspiel_game.get_parameters().items()}
+        return {
+            "toolkit": "open_spiel",
+            "game": self.pyspiel_game.get_type().short_name,
+            "parameters": parameters,
+        }
+
+
+def _jsonable(value: object) -> object:
+    if isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return str(value)

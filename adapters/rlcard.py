@@ -1,0 +1,298 @@
+"""RLCard games behind the adapter interface: ``rlcard:leduc-holdem`` and ``rlcard:kuhn-poker``.
+
+The adapter drives RLCard's own game engine; it never re-implements a rule. What it
+adds is control of chance, so that every chance event can be enumerated:
+
+* RLCard engines deal by ``np_random.shuffle(deck)`` then ``deck.pop()``, and Leduc
+  picks the small-blind seat with ``np_random.randint``. Before ``init_game`` the
+  adapter installs a :class:`_ScriptedRandom` that arranges the deck so the chosen
+  cards pop in order and returns the chosen seat. Its chance outcomes are indices
+  into the engine's unshuffled deck (Leduc: ``SJ HJ SQ HQ SK HK``) and seat numbers.
+* When a player action makes the engine deal (Leduc's public card at the end of round
+  1), the adapter turns it into a chance node: each remaining card is moved to the top
+  of a copy of the deck and the action is replayed, so the engine deals that card.
+
+Information-state keys come from the hand, the public card, the seat role and the
+full action history -- never from RLCard's lossy ``obs`` vector. The same function
+builds the key from an RLCard environment state at play time
+(:meth:`RLCardGame.key_from_env_state`), so a trained policy is looked up exactly.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import rlcard
+
+from adapters import rlcard_kuhn
+from adapters.base import CHANCE, TERMINAL, Game, State
+from adapters.errors import InputError, UnknownGameError
+
+PREFIX = "rlcard:"
+ActionRecord = Sequence[tuple[int, str]]
+"""``(player, action name)`` pairs in order, as in RLCard's ``state["action_record"]``."""
+
+
+def leduc_infoset_key(raw_obs: Mapping[str, Any], player: int, record: ActionRecord) -> str:
+    """``seat|hand|public|role|actions``, e.g. ``"1|HK|SQ|BB|raise-call-check"``.
+
+    The seat is the RLCard player id (each seat is a player of the game). The role is ``SB`` for the small blind, who acts first in round 1: the first
+    entry of the action record, or the player to act while the record is empty.
+    Card names are RLCard's (suit then rank); ``-`` stands for no public card yet.
+    """
+    first_actor = record[0][0] if record else raw_obs["current_player"]
+    role = "SB" if first_actor == player else "BB"
+    public = raw_obs["public_card"] or "-"
+    history = "-".join(action for _, action in record)
+    return f"{player}|{raw_obs['hand']}|{public}|{role}|{history}"
+
+
+def kuhn_infoset_key(raw_obs: Mapping[str, Any], player: int, record: ActionRecord) -> str:
+    """OpenSpiel's ``kuhn_poker`` key: card index (J=0, Q=1, K=2) then ``p``/``b`` per action.
+
+    Identical keys make a policy for one game a policy for the other.
+    """
+    history = "".join("p" if action == "pass" else "b" for _, action in record)
+    return f"{rlcard_kuhn.RANKS.index(raw_obs['hand'])}{history}"
+
+
+def _card_name(card: Any) -> str:
+    return str(card.get_index()) if hasattr(card, "get_index") else str(card)
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """What differs between RLCard games: where the deck is, the deal, the key, the rules."""
+
+    env_id: str
+    units: str
+    deal: tuple[str, ...]
+    """Chance events before the first decision, in engine order: ``"card"`` or ``"seat"``."""
+    deck: Callable[[Any], list[Any]]
+    clone: Callable[[Any], Any]
+    key: Callable[[Mapping[str, Any], int, ActionRecord], str]
+    rules: Callable[[Any], dict[str, object]]
+
+
+def _clone_leduc(engine: Any) -> Any:
+    """A copy that shares nothing mutable with ``engine`` (the fields RLCard's own
+    ``step_back`` snapshots: round, its raised chips, players, deck, public card)."""
+    clone = copy.copy(engine)
+    clone.round = copy.copy(engine.round)
+    clone.round.raised = list(engine.round.raised)
+    clone.players = [copy.copy(player) for player in engine.players]
+    clone.dealer = copy.copy(engine.dealer)
+    clone.dealer.deck = list(engine.dealer.deck)
+    clone.history = []
+    return clone
+
+
+def _clone_kuhn(engine: Any) -> Any:
+    clone = copy.copy(engine)
+    clone.deck = list(engine.deck)
+    clone.hands = list(engine.hands)
+    clone.history = list(engine.history)
+    return clone
+
+
+def _leduc_rules(engine: Any) -> dict[str, object]:
+    return {
+        "toolkit": "rlcard",
+        "env": "leduc-holdem",
+        "small_blind": engine.small_blind,
+        "big_blind": engine.big_blind,
+        "raise_amount": engine.raise_amount,
+        "allowed_raise_num": engine.allowed_raise_num,
+        "num_players": engine.num_players,
+        "payoff_unit": "big_blind",
+    }
+
+
+def _kuhn_rules(engine: Any) -> dict[str, object]:
+    return {
+        "toolkit": "rlcard",
+        "env": rlcard_kuhn.ENV_ID,
+        "ranks": list(rlcard_kuhn.RANKS),
+        "ante": rlcard_kuhn.ANTE,
+        "bet": rlcard_kuhn.BET,
+        "first_player": 0,
+    }
+
+
+_SPECS = {
+    "leduc-holdem": _Spec(
+        env_id="leduc-holdem",
+        units="BB",
+        deal=("card", "card", "seat"),
+        deck=lambda engine: engine.dealer.deck,  # type: ignore[no-any-return]
+        clone=_clone_leduc,
+        key=leduc_infoset_key,
+        rules=_leduc_rules,
+    ),
+    rlcard_kuhn.ENV_ID: _Spec(
+        env_id=rlcard_kuhn.ENV_ID,
+        units="chips",
+        deal=("card", "card"),
+        deck=lambda engine: engine.deck,  # type: ignore[no-any-return]
+        clone=_clone_kuhn,
+        key=kuhn_infoset_key,
+        rules=_kuhn_rules,
+    ),
+}
+
+
+class _ScriptedRandom:
+    """Stands in for the engine's ``np_random`` during ``init_game``: it deals the chosen cards
+    (indices into the unshuffled deck, in pop order) and draws the chosen seats. Any other
+    random call fails loudly, so a change in the engine cannot go unnoticed."""
+
+    def __init__(self, cards: Sequence[int], seats: Sequence[int]) -> None:
+        self._cards = list(cards)
+        self._seats = iter(seats)
+        self.unshuffled: list[Any] = []
+
+    def shuffle(self, deck: list[Any]) -> None:
+        self.unshuffled = list(deck)
+        chosen = [deck[i] for i in self._cards]
+        rest = [card for i, card in enumerate(deck) if i not in self._cards]
+        deck[:] = rest + chosen[::-1]
+
+    def randint(self, low: int, high: int) -> int:
+        seat = next(self._seats)
+        if seat not in range(low, high):
+            raise InputError(f"scripted seat {seat} is outside [{low}, {high})")
+        return seat
+
+
+class RLCardState(State):
+    """A deal in progress (no engine yet), a decision, a pending public deal, or a terminal.
+
+    ``_engine`` is never mutated once a state holds it: every transition works on a clone.
+    """
+
+    __slots__ = ("_game", "_deal", "_engine", "_pending", "_record")
+
+    def __init__(
+        self,
+        game: RLCardGame,
+        deal: tuple[int, ...],
+        engine: Any,
+        pending: str | None,
+        record: tuple[tuple[int, str], ...],
+    ) -> None:
+        self._game = game
+        self._deal = deal
+        self._engine = engine
+        self._pending = pending
+        self._record = record
+
+    def _player(self) -> int:
+        if self._engine is None or self._pending is not None:
+            return CHANCE
+        if self._engine.is_over():
+            return TERMINAL
+        return int(self._engine.get_player_id())
+
+    def _outcomes(self) -> tuple[tuple[int, float], ...]:
+        game = self._game
+        if self._engine is None:
+            event = game.spec.deal[len(self._deal)]
+            if event == "seat":
+                return tuple((seat, 1.0 / game.num_players) for seat in range(game.num_players))
+            dealt = {o for o, e in zip(self._deal, game.spec.deal) if e == "card"}
+            cards = [i for i in range(len(game.deck)) if i not in dealt]
+        else:
+            cards = sorted(game.deck_index[_card_name(c)] for c in game.spec.deck(self._engine))
+        return tuple((card, 1.0 / len(cards)) for card in cards)
+
+    def _actions(self) -> tuple[int, ...]:
+        names = self._engine.get_legal_actions()
+        return tuple(sorted(self._game.actions.index(name) for name in names))
+
+    def _apply(self, action: int) -> RLCardState:
+        game = self._game
+        if self._engine is None:
+            deal = self._deal + (action,)
+            if len(deal) < len(game.spec.deal):
+                return RLCardState(game, deal, None, None, ())
+            return RLCardState(game, deal, game.deal_engine(deal), None, ())
+        if self._pending is not None:
+            engine = game.spec.clone(self._engine)
+            deck = game.spec.deck(engine)
+            card = next(c for c in deck if game.deck_index[_card_name(c)] == action)
+            deck.remove(card)
+            deck.append(card)  # deal_card() pops it next
+            engine.step(self._pending)
+            return RLCardState(game, self._deal, engine, None, self._record)
+        name = game.actions[action]
+        record = self._record + ((self._player(), name),)
+        engine = game.spec.clone(self._engine)
+        cards_left = len(game.spec.deck(engine))
+        engine.step(name)
+        if len(game.spec.deck(engine)) < cards_left:  # the engine dealt: make it a chance node
+            return RLCardState(game, self._deal, self._engine, name, record)
+        return RLCardState(game, self._deal, engine, None, record)
+
+    def _payoffs(self) -> tuple[float, float]:
+        first, second = self._engine.get_payoffs()
+        return float(first), float(second)
+
+    def _key(self, player: int) -> str:
+        if self._engine is None:
+            raise InputError("no information state before the cards are dealt")
+        raw_obs = self._engine.get_state(player)
+        return self._game.spec.key(raw_obs, player, self._record)
+
+    def __str__(self) -> str:
+        return f"deal {list(self._deal)} actions {[a for _, a in self._record]}"
+
+
+class RLCardGame(Game):
+    """``rlcard:<env id>`` for ``leduc-holdem`` and ``kuhn-poker``."""
+
+    def __init__(self, env_id: str) -> None:
+        if env_id not in _SPECS:
+            raise UnknownGameError(
+                f"unsupported RLCard game {env_id!r}; supported: {', '.join(sorted(_SPECS))}"
+            )
+        rlcard_kuhn.register()
+        self.spec = _SPECS[env_id]
+        self.game_id = PREFIX + env_id
+        self.units = self.spec.units
+        env = rlcard.make(env_id)
+        self.actions: list[str] = list(env.actions)
+        self.num_distinct_actions = len(self.actions)
+        self.num_players = int(env.num_players)
+        self._template = env.game
+        probe = _ScriptedRandom([], [0] * self.spec.deal.count("seat"))
+        self._template.np_random = probe
+        self._template.init_game()
+        self.deck = [_card_name(card) for card in probe.unshuffled]
+        self.deck_index = {name: i for i, name in enumerate(self.deck)}
+
+    def deal_engine(self, deal: Sequence[int]) -> Any:
+        """A fresh engine after ``init_game`` with the chance outcomes ``deal``."""
+        cards = [o for o, e in zip(deal, self.spec.deal) if e == "card"]
+        seats = [o for o, e in zip(deal, self.spec.deal) if e == "seat"]
+        engine = copy.copy(self._template)
+        engine.np_random = _ScriptedRandom(cards, seats)
+        engine.init_game()
+        return engine
+
+    def new_initial_state(self) -> RLCardState:
+        return RLCardState(self, (), None, None, ())
+
+    def action_name(self, action: int) -> str:
+        return self.actions[action]
+
+    def rules(self) -> Mapping[str, object]:
+        return {**self.spec.rules(self._template), "deck": self.deck, "actions": self.actions}
+
+    def key_from_env_state(self, env_state: Mapping[str, Any]) -> str:
+        """The information-state key of the player to act, from an RLCard env state dict."""
+        raw_obs = env_state["raw_obs"]
+        record = [(int(p), str(a)) for p, a in env_state["action_record"]]
+        return self.spec.key(raw_obs, int(raw_obs["current_player"]), record)

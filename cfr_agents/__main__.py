@@ -1,0 +1,7 @@
+"""``python -m cfr_agents`` is the ``cfr-agents`` command."""
+
+import sys
+
+from cfr_agents.cli import main
+
+sys.exit(main())

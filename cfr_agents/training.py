@@ -1,0 +1,147 @@
+"""Train a solver with stopping rules, progress reporting and a convergence curve.
+
+Solve time counts only solver iterations; NashConv checks are timed apart and scheduled
+so that they cost at most about a tenth of the run (see :func:`train`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import psutil
+
+from cfr_agents.solvers import FullTreeSolver
+from cfr_agents.tree import CompiledTree, FloatArray
+
+CHECK_SHARE = 0.1
+"""Checks are spaced so their time stays near this share of the solve time."""
+CURVE_POINTS_PER_DECADE = 10
+
+
+@dataclass(frozen=True)
+class StopRule:
+    iterations: int | None = None
+    target_nash_conv: float | None = None
+    time_limit: float | None = None
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    iteration: int
+    seconds: float
+    nash_conv: float
+
+
+@dataclass(frozen=True)
+class TrainingRun:
+    iterations: int
+    solve_seconds: float
+    check_seconds: float
+    nash_conv: float
+    stopped_by: str
+    """``"iterations"``, ``"target_nash_conv"`` or ``"time_limit"``."""
+    curve: tuple[CurvePoint, ...]
+    peak_rss_mb: float
+
+    @property
+    def iterations_per_second(self) -> float:
+        return self.iterations / self.solve_seconds if self.solve_seconds > 0 else math.inf
+
+
+def log_spaced(limit: int) -> list[int]:
+    """1, 2, ..., 10, 13, 16, 20, 25, 32, ... up to ``limit``: ten per decade, no repeats."""
+    marks: set[int] = set()
+    k = 0
+    while True:
+        mark = round(10 ** (k / CURVE_POINTS_PER_DECADE))
+        if mark > limit:
+            return sorted(marks)
+        marks.add(mark)
+        k += 1
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far, in MiB (``ru_maxrss`` on Linux)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def current_rss_mb() -> float:
+    return float(psutil.Process().memory_info().rss) / 2**20
+
+
+def train(
+    solver: FullTreeSolver,
+    stop: StopRule,
+    nash_conv: Callable[[CompiledTree, FloatArray], float],
+    *,
+    record_curve: bool = False,
+    on_progress: Callable[[int, float | None], None] | None = None,
+) -> TrainingRun:
+    """Iterate ``solver`` until ``stop``; return what happened.
+
+    NashConv of the average strategy is measured at log-spaced iterations when
+    ``record_curve`` is set, and whenever a target is set at a spacing that keeps the
+    checks' share of the time near :data:`CHECK_SHARE`. ``on_progress(iteration,
+    last NashConv)`` is called after every batch of iterations.
+    """
+    tree = solver.tree
+    curve: list[CurvePoint] = []
+    marks = log_spaced(stop.iterations or 10**9) if record_curve else []
+    next_mark = 0
+    solve = checks = 0.0
+    measured: dict[int, float] = {}
+    batch = 1
+    next_check = 1 if stop.target_nash_conv is not None else None
+    stopped_by = "iterations"
+
+    def measure() -> float:
+        """NashConv of the current average strategy, measured once per iteration count."""
+        nonlocal checks
+        if solver.iteration not in measured:
+            started = time.perf_counter()
+            measured[solver.iteration] = nash_conv(tree, solver.average_strategy())
+            checks += time.perf_counter() - started
+        return measured[solver.iteration]
+
+    while stop.iterations is None or solver.iteration < stop.iterations:
+        goal = solver.iteration + batch
+        for limit in (stop.iterations, next_check, marks[next_mark] if next_mark < len(marks) else None):
+            if limit is not None:
+                goal = min(goal, limit)
+        started = time.perf_counter()
+        solver.run(goal - solver.iteration)
+        elapsed = time.perf_counter() - started
+        solve += elapsed
+        batch = max(1, min(batch * 2, int(batch / max(elapsed, 1e-9) * 0.05)))  # ~50 ms batches
+        if next_mark < len(marks) and solver.iteration == marks[next_mark]:
+            curve.append(CurvePoint(solver.iteration, solve, measure()))
+            next_mark += 1
+        if next_check is not None and solver.iteration >= next_check:
+            if measure() <= (stop.target_nash_conv or 0.0):
+                stopped_by = "target_nash_conv"
+                break
+            check_cost = checks / len(measured)
+            per_iteration = solve / solver.iteration
+            next_check = solver.iteration + max(1, math.ceil(check_cost / (CHECK_SHARE * per_iteration)))
+        if on_progress is not None:
+            on_progress(solver.iteration, measured.get(max(measured)) if measured else None)
+        if stop.time_limit is not None and solve >= stop.time_limit:
+            stopped_by = "time_limit"
+            break
+    final = measure()
+    if record_curve and (not curve or curve[-1].iteration != solver.iteration):
+        curve.append(CurvePoint(solver.iteration, solve, final))
+    return TrainingRun(
+        iterations=solver.iteration,
+        solve_seconds=solve,
+        check_seconds=checks,
+        nash_conv=final,
+        stopped_by=stopped_by,
+        curve=tuple(curve),
+        peak_rss_mb=peak_rss_mb(),
+    )
