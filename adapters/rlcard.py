@@ -39,8 +39,9 @@ ActionRecord = Sequence[tuple[int, str]]
 def leduc_infoset_key(raw_obs: Mapping[str, Any], player: int, record: ActionRecord) -> str:
     """``seat|hand|public|role|actions``, e.g. ``"1|HK|SQ|BB|raise-call-check"``.
 
-    The seat is the RLCard player id (each seat is a player of the game). The role is ``SB`` for the small blind, who acts first in round 1: the first
-    entry of the action record, or the player to act while the record is empty.
+    The seat is the RLCard player id (each seat is a player of the game). The role is
+    ``SB`` for the small blind, who acts first in round 1: the first entry of the action
+    record, or the player to act while the record is empty.
     Card names are RLCard's (suit then rank); ``-`` stands for no public card yet.
     """
     first_actor = record[0][0] if record else raw_obs["current_player"]
@@ -127,7 +128,7 @@ _SPECS = {
         env_id="leduc-holdem",
         units="BB",
         deal=("card", "card", "seat"),
-        deck=lambda engine: engine.dealer.deck,  # type: ignore[no-any-return]
+        deck=lambda engine: engine.dealer.deck,
         clone=_clone_leduc,
         key=leduc_infoset_key,
         rules=_leduc_rules,
@@ -136,7 +137,7 @@ _SPECS = {
         env_id=rlcard_kuhn.ENV_ID,
         units="chips",
         deal=("card", "card"),
-        deck=lambda engine: engine.deck,  # type: ignore[no-any-return]
+        deck=lambda engine: engine.deck,
         clone=_clone_kuhn,
         key=kuhn_infoset_key,
         rules=_kuhn_rules,
@@ -173,7 +174,7 @@ class RLCardState(State):
     ``_engine`` is never mutated once a state holds it: every transition works on a clone.
     """
 
-    __slots__ = ("_game", "_deal", "_engine", "_pending", "_record")
+    __slots__ = ("_deal", "_engine", "_game", "_pending", "_record")
 
     def __init__(
         self,
@@ -202,7 +203,7 @@ class RLCardState(State):
             event = game.spec.deal[len(self._deal)]
             if event == "seat":
                 return tuple((seat, 1.0 / game.num_players) for seat in range(game.num_players))
-            dealt = {o for o, e in zip(self._deal, game.spec.deal) if e == "card"}
+            dealt = {o for o, e in zip(self._deal, game.spec.deal[: len(self._deal)], strict=True) if e == "card"}
             cards = [i for i in range(len(game.deck)) if i not in dealt]
         else:
             cards = sorted(game.deck_index[_card_name(c)] for c in game.spec.deck(self._engine))
@@ -215,7 +216,7 @@ class RLCardState(State):
     def _apply(self, action: int) -> RLCardState:
         game = self._game
         if self._engine is None:
-            deal = self._deal + (action,)
+            deal = (*self._deal, action)
             if len(deal) < len(game.spec.deal):
                 return RLCardState(game, deal, None, None, ())
             return RLCardState(game, deal, game.deal_engine(deal), None, ())
@@ -228,7 +229,7 @@ class RLCardState(State):
             engine.step(self._pending)
             return RLCardState(game, self._deal, engine, None, self._record)
         name = game.actions[action]
-        record = self._record + ((self._player(), name),)
+        record = (*self._record, (self._player(), name))
         engine = game.spec.clone(self._engine)
         cards_left = len(game.spec.deck(engine))
         engine.step(name)
@@ -275,8 +276,8 @@ class RLCardGame(Game):
 
     def deal_engine(self, deal: Sequence[int]) -> Any:
         """A fresh engine after ``init_game`` with the chance outcomes ``deal``."""
-        cards = [o for o, e in zip(deal, self.spec.deal) if e == "card"]
-        seats = [o for o, e in zip(deal, self.spec.deal) if e == "seat"]
+        cards = [o for o, e in zip(deal, self.spec.deal, strict=True) if e == "card"]
+        seats = [o for o, e in zip(deal, self.spec.deal, strict=True) if e == "seat"]
         engine = copy.copy(self._template)
         engine.np_random = _ScriptedRandom(cards, seats)
         engine.init_game()

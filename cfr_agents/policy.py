@@ -66,8 +66,8 @@ class Policy:
         """The policy of an ``(N, A)`` strategy array on ``tree``."""
         rows = strategy.tolist()
         table = {
-            key: dict(zip(actions, row))
-            for key, actions, row in zip(tree.infoset_keys, tree.infoset_actions, rows)
+            key: dict(zip(actions, row[: len(actions)], strict=True))
+            for key, actions, row in zip(tree.infoset_keys, tree.infoset_actions, rows, strict=True)
         }
         return cls(
             game_id=tree.game_id,
@@ -103,7 +103,7 @@ class Policy:
         """The ``(N, A)`` strategy array on ``tree``; a missing infoset or action is refused."""
         self.check_game(tree.game_id, tree.rules_fingerprint)
         strategy = np.zeros(tree.action_mask.shape)
-        for row, (key, actions) in enumerate(zip(tree.infoset_keys, tree.infoset_actions)):
+        for row, (key, actions) in enumerate(zip(tree.infoset_keys, tree.infoset_actions, strict=True)):
             probabilities = self.action_probabilities(key)
             for action, probability in probabilities.items():
                 if action not in actions:
@@ -163,7 +163,10 @@ def load_policy(path: str | Path) -> Policy:
             f"policy file {str(source)!r} is not valid JSON (line {error.lineno}: {error.msg})"
         ) from None
     policy = _from_json(data, str(source))
-    policy.game()
+    try:
+        policy.game()
+    except InputError as error:
+        raise PolicyFileError(f"policy file {str(source)!r}: {error}") from None
     return policy
 
 

@@ -110,7 +110,8 @@ class CompiledTree:
     def uniform_strategy(self) -> FloatArray:
         """``(N, A)`` uniform over legal actions."""
         mask = self.action_mask.astype(np.float64)
-        return mask / mask.sum(axis=1, keepdims=True)
+        uniform: FloatArray = mask / mask.sum(axis=1, keepdims=True)
+        return uniform
 
     def fill_realization(self, strategy: FloatArray, x: FloatArray, player: int) -> None:
         """Top-down over ``player``'s levels: :math:`x(Ia) = x(\\mathrm{parent}(I))\\,\\sigma(I,a)`.

@@ -156,4 +156,5 @@ class FullTreeSolver:
 
 def _normalise(weights: FloatArray, fallback: FloatArray) -> FloatArray:
     totals = weights.sum(axis=1, keepdims=True)
-    return np.divide(weights, totals, out=fallback.copy(), where=totals > 0)
+    normalised: FloatArray = np.divide(weights, totals, out=fallback.copy(), where=totals > 0)
+    return normalised

@@ -1,0 +1,92 @@
+"""The command line: train and exploitability, JSON output, one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cfr_agents.cli import main
+
+TRAIN_FIELDS = {"game", "algo", "iterations", "build_seconds", "solve_seconds", "nash_conv", "exploitability",
+                "units", "iterations_per_second", "peak_rss_mb"}  # fmt: skip
+
+
+def test_train_and_measure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "kuhn.json"
+    args = ["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr+", "--iterations", "200"]
+    assert main([*args, "--out", str(out), "--json", "--seed", "3"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report) >= TRAIN_FIELDS
+    assert (report["game"], report["algo"], report["iterations"], report["units"]) == (
+        "openspiel:kuhn_poker", "cfr+", 200, "chips")  # fmt: skip
+    assert report["exploitability"] == pytest.approx(report["nash_conv"] / 2)
+    assert main(["exploitability", str(out), "--json", "--cross-check"]) == 0
+    measured = json.loads(capsys.readouterr().out)
+    assert measured["nash_conv"] == pytest.approx(report["nash_conv"], abs=1e-12)
+    assert abs(measured["difference"]) <= 1e-9
+
+
+def test_target_and_curve(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out, curve = tmp_path / "leduc.json", tmp_path / "curve.csv"
+    args = ["train", "--game", "openspiel:leduc_poker", "--algo", "dcfr", "--target-nash-conv", "0.01"]
+    assert main([*args, "--iterations", "5000", "--out", str(out), "--curve", str(curve), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["stopped_by"] == "target_nash_conv" and report["nash_conv"] <= 0.01
+    assert report["iterations"] < 5000
+    rows = list(csv.DictReader(curve.open()))
+    assert [int(r["iteration"]) for r in rows][:5] == [1, 2, 3, 4, 5]
+    assert float(rows[-1]["nash_conv"]) == pytest.approx(report["nash_conv"])
+    assert float(rows[0]["nash_conv"]) > float(rows[-1]["nash_conv"])
+
+
+def test_time_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--time-limit", "0.2"]
+    assert main([*args, "--out", str(tmp_path / "k.json"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["stopped_by"] == "time_limit" and 0.2 <= report["solve_seconds"] < 1.0
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["train", "--game", "openspiel:nope", "--algo", "cfr", "--iterations", "5"], "unknown OpenSpiel game"),
+        (["train", "--game", "rlcard:uno", "--algo", "cfr", "--iterations", "5"], "unsupported RLCard game"),
+        (["train", "--game", "openspiel:kuhn_poker", "--algo", "xcfr", "--iterations", "5"], "invalid choice"),
+        (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "0"], "positive integer"),
+        (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "-3"], "positive integer"),
+        (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr"], "give --iterations"),
+        (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "2", "--alpha", "1"],
+         "only apply to --algo dcfr"),
+        (["exploitability", "missing.json"], "does not exist"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, argv: list[str], message: str) -> None:
+    command = [sys.executable, "-m", "cfr_agents", *argv]
+    if argv[0] == "train":
+        command += ["--out", str(tmp_path / "x.json")]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_corrupt_and_mismatched_policy_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corrupt = tmp_path / "corrupt.json"
+    corrupt.write_text('{"format": "cfr-agents-policy", ')
+    assert main(["exploitability", str(corrupt)]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+    good = tmp_path / "good.json"
+    assert main(["train", "--game", "rlcard:kuhn-poker", "--algo", "cfr", "--iterations", "3", "--out", str(good)]) == 0
+    data = json.loads(good.read_text())
+    data["game"] = "openspiel:kuhn_poker"
+    (tmp_path / "other.json").write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(["exploitability", str(tmp_path / "other.json")]) == 2
+    assert "rules" in capsys.readouterr().err

@@ -1,0 +1,98 @@
+"""The policy file: JSON round trip, OpenSpiel-loadable without our code, refusals, atomic writes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pyspiel
+import pytest
+from open_spiel.python.algorithms import exploitability as openspiel_exploitability
+from open_spiel.python.policy import TabularPolicy
+
+from cfr_agents import PolicyFileError, load_policy, make_solver
+from eval import exploitability
+from tests.support import tree
+
+
+@pytest.fixture(scope="module")
+def leduc_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    solver = make_solver(tree("openspiel:leduc_poker"), "cfr+")
+    solver.run(20)
+    path = tmp_path_factory.mktemp("policy") / "leduc.json"
+    solver.average_policy().save(path)
+    return path
+
+
+def test_round_trip(leduc_file: Path) -> None:
+    policy = load_policy(leduc_file)
+    data = json.loads(leduc_file.read_text())
+    assert data["format"] == "cfr-agents-policy" and data["format_version"] == 1
+    assert (data["game"], data["algorithm"], data["iterations"]) == ("openspiel:leduc_poker", "cfr+", 20)
+    assert data["rules_fingerprint"] == tree("openspiel:leduc_poker").rules_fingerprint
+    assert data["parameters"]["gamma"] == 1.0
+    assert policy.table == {k: {int(a): p for a, p in v.items()} for k, v in data["policy"].items()}
+
+
+def test_file_loads_into_openspiel_tabular_policy_without_our_code(leduc_file: Path) -> None:
+    data = json.loads(leduc_file.read_text())
+    game = pyspiel.load_game("leduc_poker")
+    tabular = TabularPolicy(game)
+    for key, row in tabular.state_lookup.items():
+        tabular.action_probability_array[row] = 0.0
+        for action, probability in data["policy"][key].items():
+            tabular.action_probability_array[row, int(action)] = probability
+    t = tree("openspiel:leduc_poker")
+    ours = exploitability(load_policy(leduc_file), t).nash_conv
+    assert openspiel_exploitability.nash_conv(game, tabular) == pytest.approx(ours, abs=1e-9)
+
+
+def _rewrite(source: Path, target: Path, **changes: object) -> Path:
+    data = json.loads(source.read_text())
+    data.update(changes)
+    target.write_text(json.dumps(data))
+    return target
+
+
+def test_mismatched_files_are_refused(leduc_file: Path, tmp_path: Path) -> None:
+    with pytest.raises(PolicyFileError, match="rules"):
+        load_policy(_rewrite(leduc_file, tmp_path / "a.json", rules_fingerprint="sha256:beef"))
+    with pytest.raises(PolicyFileError, match="rules"):
+        load_policy(_rewrite(leduc_file, tmp_path / "b.json", game="openspiel:leduc_poker(suit_isomorphism=True)"))
+    with pytest.raises(PolicyFileError, match="unknown OpenSpiel game"):
+        load_policy(_rewrite(leduc_file, tmp_path / "c.json", game="openspiel:no_such_game"))
+    with pytest.raises(PolicyFileError, match="format_version"):
+        load_policy(_rewrite(leduc_file, tmp_path / "d.json", format_version=99))
+    with pytest.raises(PolicyFileError, match="summing"):
+        load_policy(_rewrite(leduc_file, tmp_path / "e.json", policy={"x": {"0": 0.5}}))
+    with pytest.raises(PolicyFileError, match="iterations"):
+        load_policy(_rewrite(leduc_file, tmp_path / "f.json", iterations="many"))
+
+
+def test_missing_and_corrupt_files_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(PolicyFileError, match="does not exist"):
+        load_policy(tmp_path / "nothing.json")
+    (tmp_path / "half.json").write_text('{"format": "cfr-agents-pol')
+    with pytest.raises(PolicyFileError, match="not valid JSON"):
+        load_policy(tmp_path / "half.json")
+    (tmp_path / "list.json").write_text("[1, 2]")
+    with pytest.raises(PolicyFileError, match="not a cfr-agents-policy file"):
+        load_policy(tmp_path / "list.json")
+
+
+def test_a_failed_save_leaves_the_old_file_whole(
+    leduc_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "policy.json"
+    target.write_text("old content")
+    policy = load_policy(leduc_file)
+
+    def crash(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(KeyboardInterrupt):
+        policy.save(target)
+    assert target.read_text() == "old content"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["policy.json"]

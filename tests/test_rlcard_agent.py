@@ -1,0 +1,109 @@
+"""The RLCard face: the Kuhn env, the adapter's faithfulness to RLCard's engine, the agent in tournaments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import rlcard
+from rlcard.agents import RandomAgent
+from rlcard.utils import tournament
+
+import adapters
+from adapters.errors import InputError
+from adapters.rlcard import RLCardGame
+from cfr_agents import Policy, make_solver
+from tests.support import game, tree
+
+
+def test_kuhn_env_is_registered_with_rlcard() -> None:
+    env = rlcard.make("kuhn-poker", config={"seed": 1})
+    env.set_agents([RandomAgent(num_actions=env.num_actions) for _ in range(2)])
+    for _ in range(50):
+        _, payoffs = env.run(is_training=False)
+        assert payoffs[0] == -payoffs[1] and abs(payoffs[0]) in (1, 2)
+
+
+def _deal_of(env_id: str, engine: Any, g: RLCardGame) -> list[int]:
+    hands = [g.deck_index[c] for c in (_name(p) for p in _hands(engine))]
+    if env_id == "leduc-holdem":
+        return [*hands, int(engine.game_pointer)]  # the small blind acts first
+    return hands
+
+
+def _hands(engine: Any) -> list[Any]:
+    return [p.hand for p in engine.players] if hasattr(engine, "players") else list(engine.hands)
+
+
+def _name(card: Any) -> str:
+    return str(card.get_index()) if hasattr(card, "get_index") else str(card)
+
+
+@pytest.mark.parametrize("env_id", ["leduc-holdem", "kuhn-poker"])
+def test_adapter_follows_the_real_environment(env_id: str) -> None:
+    """Hands played in RLCard's own env are replayed in the adapter: same keys, actions, payoffs."""
+    g = game(f"rlcard:{env_id}")
+    assert isinstance(g, RLCardGame)
+    env = rlcard.make(env_id, config={"seed": 11})
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        env_state, player = env.reset()
+        state = g.new_initial_state()
+        for outcome in _deal_of(env_id, env.game, g):
+            state = state.child(outcome)
+        while not env.is_over():
+            if state.is_chance_node():  # the env dealt the public card on the last action
+                state = state.child(g.deck_index[_name(env.game.public_card)])
+            assert state.current_player() == player
+            assert state.information_state_key(player) == g.key_from_env_state(env_state)
+            assert state.legal_actions() == tuple(sorted(env_state["legal_actions"]))
+            action = int(rng.choice(list(env_state["legal_actions"])))
+            env_state, player = env.step(action)
+            state = state.child(action)
+        if state.is_chance_node():
+            state = state.child(g.deck_index[_name(env.game.public_card)])
+        assert state.is_terminal()
+        assert state.returns() == pytest.approx(tuple(env.get_payoffs()))
+
+
+@pytest.fixture(scope="module")
+def leduc_policy() -> Policy:
+    solver = make_solver(tree("rlcard:leduc-holdem"), "dcfr")
+    solver.run(200)
+    return solver.average_policy()
+
+
+def test_agent_plays_in_tournament_and_beats_random(leduc_policy: Policy) -> None:
+    env = rlcard.make("leduc-holdem", config={"seed": 0})
+    agent = leduc_policy.rlcard_agent(seed=1)
+    assert agent.use_raw is False
+    env.set_agents([agent, RandomAgent(num_actions=env.num_actions)])
+    payoffs = tournament(env, 3000)
+    assert payoffs[0] > 0.3  # a near-equilibrium agent wins well over 0.3 BB/hand from random
+
+
+def test_eval_step_reports_probabilities_by_action_name(leduc_policy: Policy) -> None:
+    env = rlcard.make("leduc-holdem", config={"seed": 3})
+    agent = leduc_policy.rlcard_agent(seed=np.random.default_rng(2))
+    state, _ = env.reset()
+    action, info = agent.eval_step(state)
+    assert action in state["legal_actions"]
+    assert set(info["probs"]) == set(state["raw_legal_actions"])
+    assert sum(info["probs"].values()) == pytest.approx(1.0)
+
+
+def test_same_seed_same_actions(leduc_policy: Policy) -> None:
+    def play(seed: int) -> list[Any]:
+        env = rlcard.make("leduc-holdem", config={"seed": 4})
+        env.set_agents([leduc_policy.rlcard_agent(seed=seed), leduc_policy.rlcard_agent(seed=seed + 1)])
+        return [env.run(is_training=False)[1].tolist() for _ in range(30)]
+
+    assert play(8) == play(8)
+
+
+def test_rlcard_agent_needs_an_rlcard_game() -> None:
+    policy = Policy.uniform(tree("openspiel:kuhn_poker"))
+    with pytest.raises(InputError, match="rlcard: game"):
+        policy.rlcard_agent()
+    assert adapters.load_game("rlcard:kuhn-poker").units == "chips"

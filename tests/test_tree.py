@@ -1,0 +1,68 @@
+"""The compiled tree: sizes, build time reporting and the Kuhn isomorphism across toolkits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cfr_agents.tree import KIND_DECISION, CompiledTree
+from tests.support import tree
+
+
+@pytest.mark.parametrize(
+    ("game_id", "infosets", "decision_nodes", "terminals"),
+    [
+        ("openspiel:kuhn_poker", 12, 24, 30),
+        ("rlcard:kuhn-poker", 12, 24, 30),
+        ("openspiel:leduc_poker", 936, 3780, 5520),
+    ],
+)
+def test_sizes(game_id: str, infosets: int, decision_nodes: int, terminals: int) -> None:
+    t = tree(game_id)
+    assert (t.num_infosets, t.num_decision_nodes, t.num_terminals) == (infosets, decision_nodes, terminals)
+    assert t.build_seconds > 0
+    assert f"{infosets:,} infosets" in t.summary()
+
+
+def test_arrays_are_consistent(game_id: str) -> None:
+    t = tree(game_id)
+    assert np.all(t.terminal_chance > 0) and np.all(t.terminal_chance <= 1)
+    assert t.child_start[-1] == len(t.child_node) == len(t.node_kind) - 1
+    # Every infoset's parent sequence is the empty sequence or a legal cell of an earlier level of its player.
+    for player in (0, 1):
+        for start, stop in t.levels[player]:
+            parents = t.parent_sequence[start:stop]
+            inner = parents[parents != t.root_sequence]
+            rows, columns = np.divmod(inner, t.max_actions)
+            assert np.all(t.infoset_player[rows] == player)
+            assert np.all(rows < start)
+            assert np.all(t.action_mask[rows, columns])
+    # Decision nodes point to infosets whose legal actions match their out-edges.
+    for node in np.flatnonzero(t.node_kind == KIND_DECISION)[:500]:
+        infoset = t.node_infoset[node]
+        edges = t.child_action[t.child_start[node] : t.child_start[node + 1]]
+        assert tuple(edges) == t.infoset_actions[infoset]
+
+
+def test_terminal_reach_sums_to_one_per_deal() -> None:
+    """Chance reach of all terminals, weighted by a pure strategy's reach, sums to 1."""
+    t = tree("openspiel:leduc_poker")
+    first = np.zeros(t.action_mask.shape)
+    first[:, 0] = 1.0
+    x = t.realization_plan(first)
+    reach = t.terminal_chance * x[t.terminal_sequence[0]] * x[t.terminal_sequence[1]]
+    assert reach.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_rlcard_and_openspiel_kuhn_trees_are_isomorphic() -> None:
+    ours, theirs = tree("rlcard:kuhn-poker"), tree("openspiel:kuhn_poker")
+    assert ours.infoset_keys == theirs.infoset_keys
+    assert ours.infoset_actions == theirs.infoset_actions
+    assert np.array_equal(ours.infoset_player, theirs.infoset_player)
+    assert np.array_equal(ours.parent_sequence, theirs.parent_sequence)
+
+    def leaves(t: CompiledTree) -> set[tuple[int, int, float, float]]:
+        columns = (t.terminal_sequence[0], t.terminal_sequence[1], t.terminal_chance, t.terminal_utility[0])
+        return {(int(s0), int(s1), round(float(c), 12), float(u)) for s0, s1, c, u in zip(*columns, strict=True)}
+
+    assert leaves(ours) == leaves(theirs)
