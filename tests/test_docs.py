@@ -1,0 +1,33 @@
+"""The README's Python blocks and the example scripts run as printed."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
+
+
+def test_readme_python_blocks_run_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocks = BLOCK.findall((ROOT / "README.md").read_text())
+    assert len(blocks) >= 3
+    monkeypatch.chdir(tmp_path)
+    for number, block in enumerate(blocks):
+        exec(compile(block, f"README.md python block {number}", "exec"), {"__name__": "__readme__"})
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in (ROOT / "examples").glob("*.py")))
+def test_example_runs(script: str, tmp_path: Path) -> None:
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / script)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=environment,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip()
