@@ -29,7 +29,7 @@ test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m slow
 
 lint: $(STAMP)
-	$(BIN)/ruff check adapters cfr_agents eval tests examples benchmarks
+	$(BIN)/ruff check .
 	$(BIN)/mypy
 
 bench: $(STAMP)
