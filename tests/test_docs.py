@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import doctest
 import os
 import re
 import subprocess
@@ -9,6 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
+import adapters
+import cfr_agents
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
@@ -31,3 +35,9 @@ def test_example_runs(script: str, tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip()
+
+
+@pytest.mark.parametrize("module", [adapters, cfr_agents], ids=lambda m: m.__name__)
+def test_doctests(module: object) -> None:
+    result = doctest.testmod(module)  # type: ignore[arg-type]
+    assert result.attempted > 0 and result.failed == 0
