@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 from adapters import load_game
 from adapters.errors import InputError
-from cfr_agents.files import write_atomic
+from cfr_agents.files import check_writable, write_atomic
 from cfr_agents.policy import load_policy
 from cfr_agents.solvers import ALGORITHMS, make_solver
 from cfr_agents.training import StopRule, TrainingRun, train
@@ -57,9 +57,12 @@ def _positive_float(text: str) -> float:
 
 def _real(text: str) -> float:
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if math.isnan(value):
+        raise argparse.ArgumentTypeError("must be a number, got nan")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -118,9 +121,12 @@ def _train(args: argparse.Namespace) -> int:
         raise InputError(f"--{'/--'.join(overrides)} only apply to --algo dcfr")
     if args.iterations is None and args.target_nash_conv is None and args.time_limit is None:
         raise InputError("give --iterations, --target-nash-conv or --time-limit")
+    rule = replace(ALGORITHMS[args.algo], **overrides)
+    for path in (args.out, args.curve):
+        if path is not None:
+            check_writable(path)
     game = load_game(args.game)
     tree = compile_tree(game)
-    rule = replace(ALGORITHMS[args.algo], **overrides)
     solver = make_solver(tree, args.algo, rule)
     if not args.json and not args.quiet:
         print(tree.summary(), file=sys.stderr)

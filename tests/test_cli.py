@@ -62,6 +62,12 @@ def test_time_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr"], "give --iterations"),
         (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "2", "--alpha", "1"],
          "only apply to --algo dcfr"),
+        (["train", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", "--iterations", "2", "--alpha", "nan"],
+         "must be a number"),
+        (["train", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", "--iterations", "2", "--gamma", "inf"],
+         "gamma finite"),
+        (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "2", "--curve", "no/dir/c.csv"],
+         "does not exist"),
         (["exploitability", "missing.json"], "does not exist"),
     ],
 )
@@ -75,6 +81,16 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, argv: list[str], messa
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def test_an_output_that_is_a_directory_is_refused_before_training(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["train", "--game", "openspiel:leduc_poker", "--algo", "cfr", "--iterations", "5", "--quiet"]
+    assert main([*args, "--out", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert "is a directory" in captured.err and "infosets" not in captured.err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_corrupt_and_mismatched_policy_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from adapters import Game
+from adapters.errors import InputError
 from cfr_agents.policy import Policy
 from cfr_agents.tree import CompiledTree, FloatArray, IntArray, compile_tree
 
@@ -47,6 +48,13 @@ class UpdateRule:
     """Iteration ``t`` adds to the average strategy with weight ``t^gamma``."""
     predictive: bool = False
     """Regret matching on ``R^t + r^t`` (predictive CFR+) instead of ``R^t``."""
+
+    def __post_init__(self) -> None:
+        if math.isnan(self.alpha) or math.isnan(self.beta) or not math.isfinite(self.gamma):
+            raise InputError(
+                f"alpha and beta must be numbers (+-inf allowed) and gamma finite; got "
+                f"alpha={self.alpha}, beta={self.beta}, gamma={self.gamma}"
+            )
 
     def discounts(self, t: int) -> tuple[float, float]:
         """``(positive, negative)`` regret multipliers of iteration ``t``."""
@@ -80,7 +88,6 @@ class FullTreeSolver:
         self._uniform = tree.uniform_strategy()
         self._sigma = self._uniform.copy()
         self._regret = np.zeros((n, width))
-        self._last_regret = np.zeros((n, width))
         self._cumulative = np.zeros((n, width))
         self._value = np.zeros(n)
         # x: realization plan of both players, one entry per sequence; x[root] = 1.
@@ -113,11 +120,8 @@ class FullTreeSolver:
             regret *= np.where(regret >= 0, positive, negative)
         weight = float(t) ** self.rule.gamma  # C^t += t^gamma * pi_i(I) * sigma^t(I, .)
         self._cumulative[rows] += (weight * x[tree.parent_sequence[rows]])[:, None] * sigma[rows]
-        if self.rule.predictive:
-            self._last_regret[rows] = instant
-            target = np.maximum(regret + instant, 0.0)  # [R^t + m]^+, m = r^t
-        else:
-            target = np.maximum(regret, 0.0)  # [R^t]^+
+        prediction = instant if self.rule.predictive else 0.0  # m^{t+1} = r^t (predictive) or 0
+        target = np.maximum(regret + prediction, 0.0)  # [R^t + m^{t+1}]^+
         sigma[rows] = _normalise(target, self._uniform[rows])
         tree.fill_realization(sigma, x, player)
 
