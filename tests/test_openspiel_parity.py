@@ -1,16 +1,36 @@
-"""Our CFR and CFR+ reproduce OpenSpiel's Python CFRSolver and CFRPlusSolver iterate for iterate."""
+"""Our solvers reproduce OpenSpiel's Python solvers iterate for iterate.
+
+CFR and CFR+ against ``cfr.CFRSolver`` / ``cfr.CFRPlusSolver``; Linear and Discounted CFR
+against ``discounted_cfr.LCFRSolver`` / ``discounted_cfr.DCFRSolver`` (default alpha, beta, gamma).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+
 import numpy as np
 import pytest
-from open_spiel.python.algorithms import cfr
+from open_spiel.python.algorithms import cfr, discounted_cfr
 
 from adapters.openspiel import OpenSpielGame
 from cfr_agents import make_solver
+from cfr_agents.solvers import ALGORITHMS
 from tests.support import game, tree
 
-SOLVERS = {"cfr": cfr.CFRSolver, "cfr+": cfr.CFRPlusSolver}
+SOLVERS: dict[str, Callable[..., cfr._CFRSolver]] = {
+    "cfr": cfr.CFRSolver,
+    "cfr+": cfr.CFRPlusSolver,
+    "lcfr": discounted_cfr.LCFRSolver,
+    "dcfr": discounted_cfr.DCFRSolver,
+}
+
+
+def checkpoints(name: str, algorithm: str) -> tuple[int, ...]:
+    """Iterations at which the average policies are compared: up to 100, but only up to 20 for
+    OpenSpiel's discounted solvers on Leduc (~100 ms an iteration there)."""
+    last = 20 if name == "leduc_poker" and algorithm in ("lcfr", "dcfr") else 100
+    return (1, 2, 10, last)
 
 
 @pytest.mark.parametrize("algorithm", sorted(SOLVERS))
@@ -21,10 +41,11 @@ def test_average_and_current_policies_match_openspiel(name: str, algorithm: str)
     assert isinstance(pyspiel_game, OpenSpielGame)
     reference = SOLVERS[algorithm](pyspiel_game.pyspiel_game)
     ours = make_solver(tree(game_id), algorithm)
-    for iteration in range(1, 101):
+    compared = checkpoints(name, algorithm)
+    for iteration in range(1, compared[-1] + 1):
         reference.evaluate_and_update_policy()
         ours.iterate()
-        if iteration in (1, 2, 10, 100):
+        if iteration in compared:
             expected = reference.average_policy().action_probability_array
             actual = ours.average_policy().openspiel_policy().action_probability_array
             np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-9)
@@ -33,3 +54,21 @@ def test_average_and_current_policies_match_openspiel(name: str, algorithm: str)
     expected_current = reference.current_policy().action_probability_array
     actual_current = ours.current_policy().openspiel_policy().action_probability_array
     np.testing.assert_allclose(actual_current, expected_current, rtol=0, atol=1e-8)
+
+
+def test_dcfr_parameters_match_openspiel() -> None:
+    """Non-default DCFR parameters reach the same update rule as OpenSpiel's."""
+    game_id = "openspiel:kuhn_poker"
+    pyspiel_game = game(game_id)
+    assert isinstance(pyspiel_game, OpenSpielGame)
+    reference = discounted_cfr.DCFRSolver(pyspiel_game.pyspiel_game, alpha=2.0, beta=-0.5, gamma=3.0)
+    ours = make_solver(tree(game_id), "dcfr", replace(ALGORITHMS["dcfr"], alpha=2.0, beta=-0.5, gamma=3.0))
+    for _ in range(50):
+        reference.evaluate_and_update_policy()
+        ours.iterate()
+    expected = reference.average_policy().action_probability_array
+    actual = ours.average_policy().openspiel_policy().action_probability_array
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-9)
+    default = make_solver(tree(game_id), "dcfr")
+    default.run(50)
+    assert not np.allclose(default.average_strategy(), ours.average_strategy(), atol=1e-6)
