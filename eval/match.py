@@ -1,0 +1,92 @@
+r"""Sampled matches in the real RLCard environment: seats swapped, duplicate deals.
+
+Hands come in pairs. Both hands of a pair are dealt from the same seed -- the same cards
+and, in Leduc, the same small-blind seat -- with ``A`` in seat 0 for the first hand and in
+seat 1 for the second, so luck of the deal cancels out. The deal seeds come from their own
+stream; each agent samples from its own stream. The sample unit is a pair's mean payoff
+:math:`y_k = (u^A_{k,0} + u^A_{k,1}) / 2`; the report gives :math:`\bar y`, its standard error
+:math:`s_y / \sqrt{K}` and the normal 95% confidence interval :math:`\bar y \pm 1.96\,\mathrm{SE}`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import rlcard
+
+import adapters
+from adapters.errors import InputError
+from adapters.rlcard import PREFIX
+
+Z_95 = 1.959963984540054
+"""The 97.5% quantile of the standard normal distribution."""
+
+
+class RLCardAgent(Protocol):
+    """What ``env.run`` needs of an agent."""
+
+    use_raw: bool
+
+    def step(self, state: dict[str, Any]) -> Any: ...
+
+    def eval_step(self, state: dict[str, Any]) -> tuple[Any, dict[str, Any]]: ...
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """``A``'s mean payoff per hand against ``B``, in :attr:`units`."""
+
+    game_id: str
+    units: str
+    hands: int
+    mean: float
+    standard_error: float
+    ci95: tuple[float, float]
+
+    @property
+    def mbb_per_hand(self) -> float | None:
+        """The mean in milli-big-blinds per hand, for games paid in big blinds."""
+        return self.mean * 1000 if self.units == "BB" else None
+
+
+def play_rlcard_match(
+    game_id: str,
+    agent_a: RLCardAgent,
+    agent_b: RLCardAgent,
+    pairs: int,
+    deal_rng: np.random.Generator,
+    *,
+    show_progress: bool = False,
+) -> MatchResult:
+    """Play ``pairs`` duplicate pairs of hands of ``game_id`` (an ``rlcard:`` id) in RLCard's env."""
+    if not game_id.startswith(PREFIX):
+        raise InputError(f"matches are played in RLCard environments; {game_id!r} is not an rlcard: game")
+    if pairs < 2:
+        raise InputError(f"a match needs at least 2 pairs of hands to estimate its error, got {pairs}")
+    game = adapters.load_game(game_id)
+    env = rlcard.make(game_id.removeprefix(PREFIX))
+    samples = np.empty(pairs)
+    from tqdm import tqdm
+
+    for pair in tqdm(range(pairs), disable=not show_progress, unit="pair", leave=False):
+        deal_seed = int(deal_rng.integers(2**31))
+        total = 0.0
+        for seat in (0, 1):
+            env.seed(deal_seed)
+            env.set_agents([agent_a, agent_b] if seat == 0 else [agent_b, agent_a])
+            _, payoffs = env.run(is_training=False)
+            total += float(payoffs[seat])
+        samples[pair] = total / 2
+    mean = float(samples.mean())
+    standard_error = float(samples.std(ddof=1) / math.sqrt(pairs))
+    return MatchResult(
+        game_id=game_id,
+        units=game.units,
+        hands=2 * pairs,
+        mean=mean,
+        standard_error=standard_error,
+        ci95=(mean - Z_95 * standard_error, mean + Z_95 * standard_error),
+    )
