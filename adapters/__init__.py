@@ -7,10 +7,12 @@
 (True, (0, 0.3333333333333333))
 
 Importing this package also registers ``kuhn-poker`` with RLCard, so
-``rlcard.make("kuhn-poker")`` works.
+``rlcard.make("kuhn-poker")`` works, and registers the RLCard games with OpenSpiel
+as ``python_rlcard_leduc_holdem`` and ``python_rlcard_kuhn_poker`` (see
+:mod:`adapters.pyspiel_game`), so ``pyspiel.load_game`` runs OpenSpiel's algorithms on them.
 """
 
-from adapters import rlcard_kuhn
+from adapters import pyspiel_game, rlcard_kuhn
 from adapters.base import CHANCE, TERMINAL, Game, State
 from adapters.errors import (
     IllegalActionError,
@@ -20,8 +22,7 @@ from adapters.errors import (
 )
 
 rlcard_kuhn.register()
-
-GAME_ID_PREFIXES = ("openspiel:", "rlcard:")
+pyspiel_game.register()
 
 
 def load_game(game_id: str) -> Game:

@@ -82,6 +82,16 @@ class State(ABC):
             raise InputError(f"no player {player} in a two-player game")
         return self._key(player)
 
+    def __deepcopy__(self, memo: dict[int, object]) -> State:
+        """The state itself: states are immutable, so a copy could never differ from it.
+
+        ``pyspiel``'s ``clone()`` of a Python state deep-copies every attribute; returning
+        ``self`` keeps cloning a bridged state cheap and lets clones share the toolkit
+        objects behind a state (an RLCard engine, a ``pyspiel.State``), which no
+        transition ever mutates (each works on a copy).
+        """
+        return self
+
     @abstractmethod
     def _player(self) -> int: ...
 

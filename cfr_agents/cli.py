@@ -215,12 +215,19 @@ def _exploitability(args: argparse.Namespace) -> int:
     }
     status = 0
     if args.cross_check:
-        from eval.cross_check import TOLERANCE, openspiel_nash_conv
+        from eval.cross_check import TOLERANCE, openspiel_cross_check
 
-        theirs = openspiel_nash_conv(policy)
-        difference = ours.nash_conv - theirs
-        result.update(openspiel_nash_conv=theirs, difference=difference, agree=abs(difference) <= TOLERANCE)
-        status = 0 if abs(difference) <= TOLERANCE else EXIT_DISAGREE
+        theirs = openspiel_cross_check(policy)
+        difference = ours.nash_conv - theirs.nash_conv
+        agree = abs(difference) <= TOLERANCE
+        result.update(
+            openspiel_nash_conv=theirs.nash_conv,
+            difference=difference,
+            agree=agree,
+            openspiel_game=theirs.openspiel_game,
+            openspiel_game_source=theirs.source,
+        )
+        status = 0 if agree else EXIT_DISAGREE
     if args.json:
         print(json.dumps(result))
         return status
@@ -231,7 +238,8 @@ def _exploitability(args: argparse.Namespace) -> int:
     )
     if args.cross_check:
         print(
-            f"OpenSpiel nash_conv {result['openspiel_nash_conv']:.12g} {ours.units}; "
+            f"OpenSpiel nash_conv {result['openspiel_nash_conv']:.12g} {ours.units} on "
+            f"{result['openspiel_game']} ({result['openspiel_game_source']}); "
             f"difference {result['difference']:.3g} ({'agree' if status == 0 else 'DISAGREE'} "
             f"within {TOLERANCE:g})"
         )

@@ -1,4 +1,9 @@
-"""A Policy as ``open_spiel.python.policy.TabularPolicy`` of the OpenSpiel game it was trained on."""
+"""A Policy as ``open_spiel.python.policy.TabularPolicy``.
+
+For an ``openspiel:`` policy the table is on OpenSpiel's own game; for any other game it is
+on the game bridged into OpenSpiel (:func:`adapters.pyspiel_game.as_pyspiel_game`), whose
+information-state strings are the policy's keys. Either way rows are filled key for key.
+"""
 
 from __future__ import annotations
 
@@ -7,21 +12,22 @@ from typing import TYPE_CHECKING
 from open_spiel.python.policy import TabularPolicy
 
 from adapters.errors import InputError
-from adapters.openspiel import OpenSpielGame
+from adapters.pyspiel_game import openspiel_game_of
 
 if TYPE_CHECKING:
     from cfr_agents.policy import Policy
 
 
 def to_tabular_policy(policy: Policy) -> TabularPolicy:
-    """Fill a ``TabularPolicy`` row per OpenSpiel information state; a missing state is refused."""
-    game = policy.game()
-    if not isinstance(game, OpenSpielGame):
-        raise InputError(f"openspiel_policy() needs a policy for an openspiel: game, not {policy.game_id}")
-    tabular = TabularPolicy(game.pyspiel_game)
+    """Fill a ``TabularPolicy`` row per OpenSpiel information state; a missing state or an
+    illegal action is refused."""
+    tabular = TabularPolicy(openspiel_game_of(policy.game()))
+    legal = tabular.legal_actions_mask
     for key, row in tabular.state_lookup.items():
         probabilities = policy.action_probabilities(key)
         tabular.action_probability_array[row, :] = 0.0
         for action, probability in probabilities.items():
+            if not (0 <= action < legal.shape[1] and legal[row, action]):
+                raise InputError(f"the policy plays illegal action {action} at infoset {key!r}")
             tabular.action_probability_array[row, action] = probability
     return tabular

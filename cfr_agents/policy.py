@@ -141,7 +141,9 @@ class Policy:
         return PolicyAgent(self, np.random.default_rng(seed))
 
     def openspiel_policy(self) -> TabularPolicy:
-        """This policy as ``open_spiel.python.policy.TabularPolicy`` (``openspiel:`` games)."""
+        """This policy as ``open_spiel.python.policy.TabularPolicy``: of OpenSpiel's own game for
+        ``openspiel:`` games, of the game bridged into OpenSpiel for the others
+        (``python_rlcard_leduc_holdem``, ...); the policy's ``.game`` is that pyspiel game."""
         from cfr_agents.openspiel_policy import to_tabular_policy
 
         return to_tabular_policy(self)

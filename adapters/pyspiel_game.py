@@ -1,0 +1,302 @@
+"""Any adapter game as an OpenSpiel Python game, so OpenSpiel's own algorithms run on its rules.
+
+:func:`as_pyspiel_game` wraps an :class:`adapters.Game` in a ``pyspiel.Game`` whose states
+hold the adapter's immutable :class:`adapters.State` (attribute ``adapter_state``) and
+replace it with ``state.child(action)`` on every move: the rules stay in the toolkit the
+adapter drives. ``information_state_string(player)`` is the adapter's
+``information_state_key(player)``, so a policy file of an ``rlcard:`` game (keys are
+adapter keys, action ids are adapter action ids) fills
+``open_spiel.python.policy.TabularPolicy(bridged_game)`` without any mapping.
+
+Importing :mod:`adapters` registers these names with ``pyspiel.register_game``
+(:data:`REGISTERED_GAMES`); nothing is built until ``pyspiel.load_game`` is called:
+
+* ``python_rlcard_leduc_holdem`` -- ``rlcard:leduc-holdem`` (payoffs in big blinds);
+* ``python_rlcard_kuhn_poker`` -- ``rlcard:kuhn-poker`` (payoffs in chips).
+
+>>> import adapters, pyspiel
+>>> game = pyspiel.load_game("python_rlcard_kuhn_poker")
+>>> state = game.new_initial_state().child(2).child(0)
+>>> state.information_state_string(0), state.legal_actions()
+('2', [0, 1])
+
+The bridged game provides the perfect-recall information-state string only: no
+observation strings and no tensors. Chance outcome ids and player action ids are the
+adapter's; ``__str__`` of a state is its full history of applied ids (chance included).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, ClassVar, Final
+
+import pyspiel
+
+from adapters.base import CHANCE, NUM_PLAYERS, TERMINAL, Game, State
+from adapters.errors import InputError, UnsupportedGameError
+
+REGISTERED_GAMES: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "python_rlcard_leduc_holdem": "rlcard:leduc-holdem",
+        "python_rlcard_kuhn_poker": "rlcard:kuhn-poker",
+    }
+)
+"""``pyspiel.load_game`` name -> adapter game id, registered at ``import adapters``."""
+
+
+@dataclass(frozen=True)
+class GameFacts:
+    """What ``pyspiel.GameInfo`` needs, measured by one walk of the adapter's tree."""
+
+    num_distinct_actions: int
+    max_chance_outcomes: int
+    """One more than the largest chance outcome id, so every outcome id is below it."""
+    min_utility: float
+    max_utility: float
+    max_game_length: int
+    """Most player decisions on any path (OpenSpiel's convention: chance nodes not counted)."""
+    max_chance_nodes_in_history: int
+
+
+def measure(game: Game) -> GameFacts:
+    """Walk ``game`` once; the largest ids, extreme payoffs and longest paths it meets."""
+    max_outcome = -1
+    utilities: set[float] = set()
+    longest_decisions = longest_chance = 0
+    stack: list[tuple[State, int, int]] = [(game.new_initial_state(), 0, 0)]
+    while stack:
+        state, decisions, chances = stack.pop()
+        player = state.current_player()
+        if player == TERMINAL:
+            utilities.update(state.returns())
+            longest_decisions = max(longest_decisions, decisions)
+            longest_chance = max(longest_chance, chances)
+        elif player == CHANCE:
+            for outcome, _ in state.chance_outcomes():
+                max_outcome = max(max_outcome, outcome)
+                stack.append((state.child(outcome), decisions, chances + 1))
+        else:
+            stack.extend((state.child(action), decisions + 1, chances) for action in state.legal_actions())
+    if not utilities:
+        raise UnsupportedGameError(f"{game.game_id} has no terminal states")
+    return GameFacts(
+        num_distinct_actions=game.num_distinct_actions,
+        max_chance_outcomes=max_outcome + 1,
+        min_utility=min(utilities),
+        max_utility=max(utilities),
+        max_game_length=longest_decisions,
+        max_chance_nodes_in_history=longest_chance,
+    )
+
+
+_MEASURED: dict[tuple[str, str], GameFacts] = {}
+
+
+def _facts(game: Game) -> GameFacts:
+    """:func:`measure`, once per game id and rules in a process (``pyspiel.load_game`` builds anew)."""
+    key = (game.game_id, game.rules_fingerprint)
+    if key not in _MEASURED:
+        _MEASURED[key] = measure(game)
+    return _MEASURED[key]
+
+
+def short_name(game_id: str) -> str:
+    """The registered name of ``game_id`` if it has one, else ``python_`` + the id in ``snake_case``."""
+    for name, registered_id in REGISTERED_GAMES.items():
+        if registered_id == game_id:
+            return name
+    return "python_" + re.sub(r"[^0-9A-Za-z]+", "_", game_id).strip("_").lower()
+
+
+def _game_type(name: str, game_id: str) -> pyspiel.GameType:
+    return pyspiel.GameType(
+        short_name=name,
+        long_name=f"{game_id} through the cfr-agents adapter",
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+        information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+        utility=pyspiel.GameType.Utility.ZERO_SUM,
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        max_num_players=NUM_PLAYERS,
+        min_num_players=NUM_PLAYERS,
+        provides_information_state_string=True,
+        provides_information_state_tensor=False,
+        provides_observation_string=False,
+        provides_observation_tensor=False,
+        parameter_specification={},
+    )
+
+
+class BridgedGame(pyspiel.Game):  # type: ignore[misc]
+    """A ``pyspiel.Game`` whose states are driven by an adapter game's states."""
+
+    def __init__(self, game: Game, params: Mapping[str, Any] | None = None) -> None:
+        facts = _facts(game)
+        info = pyspiel.GameInfo(
+            num_distinct_actions=facts.num_distinct_actions,
+            max_chance_outcomes=facts.max_chance_outcomes,
+            num_players=NUM_PLAYERS,
+            min_utility=facts.min_utility,
+            max_utility=facts.max_utility,
+            utility_sum=0.0,
+            max_game_length=facts.max_game_length,
+        )
+        super().__init__(_game_type(short_name(game.game_id), game.game_id), info, dict(params or {}))
+        self.adapter_game = game
+        self.facts = facts
+        self.transitions = Transitions()
+        self._root = game.new_initial_state()  # immutable: one root lets every walk share transitions
+
+    def new_initial_state(self) -> BridgedState:
+        return BridgedState(self, self._root)
+
+    def max_chance_nodes_in_history(self) -> int:
+        return self.facts.max_chance_nodes_in_history
+
+    def make_py_observer(
+        self, iig_obs_type: pyspiel.IIGObservationType | None = None, params: Mapping[str, Any] | None = None
+    ) -> InformationStateObserver:
+        """The perfect-recall information-state observer; other observation types are refused."""
+        if params:
+            raise InputError(f"observer parameters are not supported, got {dict(params)}")
+        if not _is_information_state(iig_obs_type):
+            raise InputError(
+                f"{self.adapter_game.game_id} as an OpenSpiel game provides only the perfect-recall "
+                "information state string"
+            )
+        return InformationStateObserver()
+
+
+def _is_information_state(iig_obs_type: pyspiel.IIGObservationType | None) -> bool:
+    return (
+        iig_obs_type is not None
+        and bool(iig_obs_type.perfect_recall)
+        and bool(iig_obs_type.public_info)
+        and iig_obs_type.private_info == pyspiel.PrivateInfoType.SINGLE_PLAYER
+    )
+
+
+class Transitions:
+    """``state.child(action)`` of adapter states, each computed once per bridged game.
+
+    OpenSpiel's algorithms walk the tree many times (``TabularPolicy``, then a best
+    response per player); adapter states are immutable, so a child computed once serves
+    every later walk. Shared, not copied, by ``clone()`` (``__deepcopy__`` returns it).
+    """
+
+    def __init__(self) -> None:
+        self._children: dict[tuple[State, int], State] = {}
+
+    def child(self, state: State, action: int) -> State:
+        key = (state, action)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = state.child(action)
+        return child
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Transitions:
+        return self
+
+
+class BridgedState(pyspiel.State):  # type: ignore[misc]
+    """A ``pyspiel.State`` holding the current adapter state in :attr:`adapter_state`.
+
+    OpenSpiel's ``clone()`` deep-copies every Python attribute; both attributes here copy
+    to themselves (an adapter state is immutable, the game's :class:`Transitions` shared),
+    so a clone costs no copy of the toolkit objects behind the state.
+    """
+
+    def __init__(self, game: BridgedGame, adapter_state: State) -> None:
+        super().__init__(game)
+        self.adapter_state = adapter_state
+        self._transitions = game.transitions
+
+    def current_player(self) -> int:
+        return self.adapter_state.current_player()
+
+    def is_terminal(self) -> bool:
+        return self.adapter_state.is_terminal()
+
+    def _legal_actions(self, player: int) -> list[int]:
+        return list(self.adapter_state.legal_actions())
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        return list(self.adapter_state.chance_outcomes())
+
+    def _apply_action(self, action: int) -> None:
+        self.adapter_state = self._transitions.child(self.adapter_state, action)
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        if player == CHANCE:
+            return f"chance outcome {action}"
+        game: BridgedGame = self.get_game()
+        return game.adapter_game.action_name(action)
+
+    def returns(self) -> list[float]:
+        """Payoffs at a terminal; zeros before it (rewards come only at the end)."""
+        if not self.adapter_state.is_terminal():
+            return [0.0] * NUM_PLAYERS
+        return list(self.adapter_state.returns())
+
+    def __str__(self) -> str:
+        """The applied ids, chance outcomes included: unique per history."""
+        return " ".join(str(action) for action in self.history())
+
+
+class InformationStateObserver:
+    """OpenSpiel's Python observer interface for the perfect-recall information state.
+
+    The string is the adapter's ``information_state_key(player)``; there is no tensor.
+    """
+
+    tensor = None
+    dict: Mapping[str, Any] = MappingProxyType({})
+
+    def set_from(self, state: BridgedState, player: int) -> None:
+        """No tensor to fill."""
+
+    def string_from(self, state: BridgedState, player: int) -> str:
+        return state.adapter_state.information_state_key(player)
+
+
+def as_pyspiel_game(game: Game) -> BridgedGame:
+    """``game`` as a ``pyspiel.Game``; its GameInfo comes from one walk of ``game``'s tree."""
+    return BridgedGame(game)
+
+
+def openspiel_game_of(game: Game) -> pyspiel.Game:
+    """The OpenSpiel game of ``game``: OpenSpiel's own for ``openspiel:`` games, else the bridged game."""
+    from adapters.openspiel import OpenSpielGame
+
+    return game.pyspiel_game if isinstance(game, OpenSpielGame) else as_pyspiel_game(game)
+
+
+class RegisteredGame(BridgedGame):
+    """Base of the classes handed to ``pyspiel.register_game``; ``pyspiel`` calls them with parameters.
+
+    The creator is a class, as in OpenSpiel's own Python games: ``pyspiel`` keeps it until
+    the process exits, and a class (unlike e.g. a ``functools.partial``) is never freed by
+    that last release, which happens after the interpreter has shut down.
+    """
+
+    adapter_game_id: ClassVar[str]
+
+    def __init__(self, params: Mapping[str, Any] | None = None) -> None:
+        from adapters import load_game
+
+        super().__init__(load_game(self.adapter_game_id), params)
+
+
+def _registered_class(name: str, game_id: str) -> type[RegisteredGame]:
+    return type(name, (RegisteredGame,), {"adapter_game_id": game_id, "__doc__": f"``{name}``: {game_id}."})
+
+
+def register() -> None:
+    """Register :data:`REGISTERED_GAMES` with ``pyspiel`` (idempotent; builds no game)."""
+    registered = set(pyspiel.registered_names())
+    for name, game_id in REGISTERED_GAMES.items():
+        if name not in registered:
+            pyspiel.register_game(_game_type(name, game_id), _registered_class(name, game_id))
