@@ -19,7 +19,7 @@ demo: $(STAMP)
 	$(BIN)/cfr-agents train --game openspiel:leduc_poker --algo dcfr --iterations 2000 --out out/openspiel_leduc.json
 	$(BIN)/cfr-agents exploitability out/openspiel_leduc.json --cross-check
 	$(BIN)/cfr-agents train --game rlcard:leduc-holdem --algo dcfr --iterations 2000 --out out/rlcard_leduc.json
-	$(BIN)/cfr-agents exploitability out/rlcard_leduc.json
+	$(BIN)/cfr-agents exploitability out/rlcard_leduc.json --cross-check
 	$(BIN)/python examples/rlcard_tournament.py out/rlcard_leduc.json
 
 test: $(STAMP) lint

@@ -1,5 +1,6 @@
 """Train CFR+ on OpenSpiel's Leduc poker and check its exploitability against OpenSpiel's own."""
 
+import pyspiel
 from open_spiel.python.algorithms import exploitability as openspiel_exploitability
 
 import adapters
@@ -16,5 +17,5 @@ policy = solver.average_policy()
 policy.save("leduc_cfr_plus.json")
 
 ours = exploitability(policy, tree).nash_conv
-theirs = openspiel_exploitability.nash_conv(game.pyspiel_game, policy.openspiel_policy())
+theirs = openspiel_exploitability.nash_conv(pyspiel.load_game("leduc_poker"), policy.openspiel_policy())
 print(f"NashConv: ours {ours:.12f}, OpenSpiel {theirs:.12f} (chips)")

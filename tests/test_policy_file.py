@@ -96,3 +96,20 @@ def test_a_failed_save_leaves_the_old_file_whole(
         policy.save(target)
     assert target.read_text() == "old content"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["policy.json"]
+
+
+def test_saved_files_get_the_usual_permissions(leduc_file: Path, tmp_path: Path) -> None:
+    """A new file gets 0666 minus the umask, as open() would give it; a replaced file keeps its mode."""
+    umask = os.umask(0o022)
+    try:
+        policy = load_policy(leduc_file)
+        fresh = tmp_path / "fresh.json"
+        policy.save(fresh)
+        assert fresh.stat().st_mode & 0o777 == 0o644
+        kept = tmp_path / "kept.json"
+        kept.write_text("old")
+        kept.chmod(0o600)
+        policy.save(kept)
+        assert kept.stat().st_mode & 0o777 == 0o600
+    finally:
+        os.umask(umask)

@@ -11,6 +11,7 @@ from rlcard.agents import RandomAgent
 from rlcard.utils import tournament
 
 import adapters
+from adapters import State
 from adapters.errors import InputError
 from adapters.rlcard import RLCardGame
 from cfr_agents import Policy, make_solver
@@ -49,7 +50,7 @@ def test_adapter_follows_the_real_environment(env_id: str) -> None:
     rng = np.random.default_rng(5)
     for _ in range(300):
         env_state, player = env.reset()
-        state = g.new_initial_state()
+        state: State = g.new_initial_state()
         for outcome in _deal_of(env_id, env.game, g):
             state = state.child(outcome)
         while not env.is_over():
