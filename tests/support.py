@@ -1,8 +1,14 @@
-"""Games and compiled trees built once per test session."""
+"""Games and compiled trees built once per test session, and values the tests share."""
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
+
+import pyspiel
+import pytest
+from open_spiel.python.algorithms import expected_game_score
+from open_spiel.python.policy import TabularPolicy
 
 import adapters
 from adapters import Game
@@ -24,3 +30,32 @@ def game(game_id: str) -> Game:
 @functools.cache
 def tree(game_id: str) -> CompiledTree:
     return compile_tree(game(game_id))
+
+
+RLCARD_LEDUC_SMALL_BLIND_VALUE = 0.0119127
+"""RLCard Leduc's value for the small blind, in BB, as published in the README: OpenSpiel's
+sequence-form LP on the bridged game, rerun by the test below. Player 0's value, which averages
+the two seats, is 0: the seat is a fair coin and the seats have the same rules."""
+
+
+def values_by_role(pyspiel_game: pyspiel.Game, policies: list[TabularPolicy]) -> dict[str, float]:
+    """Player 0's expected value seated as small blind (``SB``) and as big blind (``BB``).
+
+    The role is read from player 0's information state at the first decision after the deal.
+    """
+    weighted = {"SB": 0.0, "BB": 0.0}
+    mass = {"SB": 0.0, "BB": 0.0}
+
+    def deals(state: pyspiel.State, reach: float) -> Iterator[tuple[pyspiel.State, float]]:
+        if not state.is_chance_node():
+            yield state, reach
+            return
+        for outcome, probability in state.chance_outcomes():
+            yield from deals(state.child(outcome), reach * probability)
+
+    for state, reach in deals(pyspiel_game.new_initial_state(), 1.0):
+        role = state.information_state_string(0).split("|")[3]
+        weighted[role] += reach * expected_game_score.policy_value(state, policies)[0]
+        mass[role] += reach
+    assert mass == pytest.approx({"SB": 0.5, "BB": 0.5})
+    return {role: weighted[role] / mass[role] for role in weighted}

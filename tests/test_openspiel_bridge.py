@@ -11,7 +11,7 @@ import functools
 import json
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +30,11 @@ from cfr_agents import Policy, make_solver
 from cfr_agents.cli import main
 from cfr_agents.tree import CompiledTree
 from eval import exploitability
-from tests.support import game, tree
+from tests.support import RLCARD_LEDUC_SMALL_BLIND_VALUE, game, tree, values_by_role
 
 LEDUC = "rlcard:leduc-holdem"
 KUHN = "rlcard:kuhn-poker"
 OPENSPIEL_LEDUC_VALUE = -0.085606424078  # player 0 of leduc_poker, OpenSpiel's sequence_form_lp_test
-RLCARD_LEDUC_SMALL_BLIND_VALUE = 0.0119127
-"""RLCard Leduc's value for the small blind, in BB, as published in the README: OpenSpiel's
-sequence-form LP on the bridged game, rerun by the test below. Player 0's value, which averages
-the two seats, is 0: the seat is a fair coin and the seats have the same rules."""
 
 
 @functools.cache
@@ -213,29 +209,6 @@ def test_expected_game_score_equals_our_policy_values(kind: str) -> None:
     openspiel_policy = tabular(bridged(LEDUC), policy.table)
     theirs = expected_game_score.policy_value(bridged(LEDUC).new_initial_state(), [openspiel_policy] * 2)
     np.testing.assert_allclose(theirs, exploitability(policy, t).policy_values, rtol=0, atol=1e-12)
-
-
-def values_by_role(pyspiel_game: pyspiel.Game, policies: list[TabularPolicy]) -> dict[str, float]:
-    """Player 0's expected value seated as small blind (``SB``) and as big blind (``BB``).
-
-    The role is read from player 0's information state at the first decision after the deal.
-    """
-    weighted = {"SB": 0.0, "BB": 0.0}
-    mass = {"SB": 0.0, "BB": 0.0}
-
-    def deals(state: pyspiel.State, reach: float) -> Iterator[tuple[pyspiel.State, float]]:
-        if not state.is_chance_node():
-            yield state, reach
-            return
-        for outcome, probability in state.chance_outcomes():
-            yield from deals(state.child(outcome), reach * probability)
-
-    for state, reach in deals(pyspiel_game.new_initial_state(), 1.0):
-        role = state.information_state_string(0).split("|")[3]
-        weighted[role] += reach * expected_game_score.policy_value(state, policies)[0]
-        mass[role] += reach
-    assert mass == pytest.approx({"SB": 0.5, "BB": 0.5})
-    return {role: weighted[role] / mass[role] for role in weighted}
 
 
 def test_rlcard_leduc_game_value_from_openspiel_lp_equals_converged_cfr() -> None:
