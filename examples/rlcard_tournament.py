@@ -8,6 +8,7 @@ Our agent takes seat 0, then seat 1; RLCard draws the small blind at random ever
 
 import sys
 
+import numpy as np
 import rlcard
 from rlcard.agents import RandomAgent
 from rlcard.utils import tournament
@@ -28,6 +29,7 @@ else:
     print(f"trained dcfr, NashConv {exploitability(policy, tree).nash_conv:.2e} BB")
 
 env_id = policy.game_id.removeprefix("rlcard:")
+np.random.seed(0)  # RLCard's RandomAgent samples from NumPy's global generator
 for seat in (0, 1):
     env = rlcard.make(env_id, config={"seed": seat})
     agents = [RandomAgent(num_actions=env.num_actions) for _ in range(2)]
