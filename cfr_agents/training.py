@@ -19,6 +19,8 @@ from cfr_agents.tree import CompiledTree, FloatArray
 CHECK_SHARE = 0.1
 """Checks are spaced so their time stays near this share of the solve time."""
 CURVE_POINTS_PER_DECADE = 10
+BATCH_SECONDS = 0.05
+"""Iterations run between progress reports, time-limit checks and NashConv checks take about this long."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,7 @@ class TrainingRun:
 
 
 def log_spaced(limit: int) -> list[int]:
-    """1, 2, ..., 10, 13, 16, 20, 25, 32, ... up to ``limit``: ten per decade, no repeats."""
+    """``round(10 ** (k / 10))`` up to ``limit`` without repeats: 1, 2, 3, 4, 5, 6, 8, 10, 13, 16, 20, 25, ..."""
     marks: set[int] = set()
     k = 0
     while True:
@@ -113,11 +115,13 @@ def train(
         for limit in (stop.iterations, next_check, marks[next_mark] if next_mark < len(marks) else None):
             if limit is not None:
                 goal = min(goal, limit)
+        ran = goal - solver.iteration
         started = time.perf_counter()
-        solver.run(goal - solver.iteration)
+        solver.run(ran)
         elapsed = time.perf_counter() - started
         solve += elapsed
-        batch = max(1, min(batch * 2, int(batch / max(elapsed, 1e-9) * 0.05)))  # ~50 ms batches
+        # Next batch: ~BATCH_SECONDS at the rate just measured, at most twice the last one actually run.
+        batch = max(1, min(2 * ran, int(ran / max(elapsed, 1e-9) * BATCH_SECONDS)))
         if next_mark < len(marks) and solver.iteration == marks[next_mark]:
             curve.append(CurvePoint(solver.iteration, solve, measure()))
             next_mark += 1
