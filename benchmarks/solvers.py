@@ -57,7 +57,7 @@ from open_spiel.python.algorithms import exploitability as openspiel_exploitabil
 import adapters
 import cfr_agents
 from cfr_agents.files import replacing, write_atomic
-from cfr_agents.training import current_rss_mb, peak_rss_mb
+from cfr_agents.training import CurvePoint, current_rss_mb, log_spaced, peak_rss_mb
 from cfr_agents.tree import CompiledTree, FloatArray
 from eval import exploitability_of_strategy
 
@@ -439,14 +439,6 @@ def measure_speed(entries: Sequence[Contender], game: str, rounds: int, batch_se
 
 
 @dataclass(frozen=True)
-class CurvePoint:
-    iteration: int
-    seconds: float
-    """Solve time so far: the solver's own iterations only."""
-    nash_conv: float
-
-
-@dataclass(frozen=True)
 class Convergence:
     solver: str
     label: str
@@ -466,23 +458,12 @@ class Convergence:
         return next((point for point in self.points if point.nash_conv <= threshold), None)
 
 
-def checkpoints() -> Iterator[int]:
-    """1, 2, 3, ... then ``round(10 ** (k / CHECKPOINTS_PER_DECADE))`` without repeats, forever."""
-    last, k = 0, 0
-    while True:
-        mark = round(10 ** (k / CHECKPOINTS_PER_DECADE))
-        if mark > last:
-            yield mark
-            last = mark
-        k += 1
-
-
 def measure_convergence(entry: Contender, tree: CompiledTree, game: str, budget: float) -> Convergence:
     """Run one fresh solver until NashConv <= :data:`STOP_NASH_CONV` or ``budget`` solve seconds."""
     runner = entry.make()
     points: list[CurvePoint] = []
     solve, done = 0.0, 0
-    for mark in checkpoints():
+    for mark in log_spaced(CHECKPOINTS_PER_DECADE):
         solve += _timed_step(runner, mark - done)
         done = mark
         points.append(CurvePoint(mark, solve, nash_conv(tree, runner.average_strategy())))

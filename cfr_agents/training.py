@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import takewhile
 
 import psutil
 
@@ -34,6 +35,7 @@ class StopRule:
 class CurvePoint:
     iteration: int
     seconds: float
+    """Solve time so far: the solver's own iterations only, never the NashConv checks."""
     nash_conv: float
 
 
@@ -53,15 +55,19 @@ class TrainingRun:
         return self.iterations / self.solve_seconds if self.solve_seconds > 0 else math.inf
 
 
-def log_spaced(limit: int) -> list[int]:
-    """``round(10 ** (k / 10))`` up to ``limit`` without repeats: 1, 2, 3, 4, 5, 6, 8, 10, 13, 16, 20, 25, ..."""
-    marks: set[int] = set()
-    k = 0
+def log_spaced(per_decade: int = CURVE_POINTS_PER_DECADE) -> Iterator[int]:
+    """``round(10 ** (k / per_decade))`` for k = 0, 1, ... without repeats, forever.
+
+    >>> from itertools import islice
+    >>> list(islice(log_spaced(), 12))
+    [1, 2, 3, 4, 5, 6, 8, 10, 13, 16, 20, 25]
+    """
+    last = k = 0
     while True:
-        mark = round(10 ** (k / CURVE_POINTS_PER_DECADE))
-        if mark > limit:
-            return sorted(marks)
-        marks.add(mark)
+        mark = round(10 ** (k / per_decade))
+        if mark > last:
+            yield mark
+            last = mark
         k += 1
 
 
@@ -93,7 +99,8 @@ def train(
     """
     tree = solver.tree
     curve: list[CurvePoint] = []
-    marks = log_spaced(stop.iterations or 10**9) if record_curve else []
+    horizon = stop.iterations or 10**9
+    marks = list(takewhile(lambda mark: mark <= horizon, log_spaced())) if record_curve else []
     next_mark = 0
     solve = checks = 0.0
     measured: dict[int, float] = {}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import takewhile
+
 from cfr_agents import make_solver
 from cfr_agents.training import StopRule, log_spaced, train
 from cfr_agents.tree import CompiledTree, FloatArray
@@ -31,6 +33,8 @@ def test_a_reachable_target_stops_soon_after_it_is_reached() -> None:
 
 
 def test_curve_marks_are_log_spaced_without_repeats() -> None:
-    marks = log_spaced(1000)
+    marks = list(takewhile(lambda mark: mark <= 1000, log_spaced()))
     assert marks[:10] == [1, 2, 3, 4, 5, 6, 8, 10, 13, 16]
     assert marks[-3:] == [631, 794, 1000] and marks == sorted(set(marks))
+    fine = list(takewhile(lambda mark: mark <= 1000, log_spaced(40)))
+    assert fine[:20] == list(range(1, 21)) and fine[-1] == 1000 and fine == sorted(set(fine))
