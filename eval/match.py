@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 import rlcard
+from tqdm import tqdm
 
 import adapters
 from adapters.errors import InputError
@@ -69,8 +70,6 @@ def play_rlcard_match(
     game = adapters.load_game(game_id)
     env = rlcard.make(game_id.removeprefix(PREFIX))
     samples = np.empty(pairs)
-    from tqdm import tqdm
-
     for pair in tqdm(range(pairs), disable=not show_progress, unit="pair", leave=False):
         deal_seed = int(deal_rng.integers(2**31))
         total = 0.0
