@@ -6,12 +6,10 @@ Solvers driven to NashConv 1e-6, where the game values must hold to the same acc
 from __future__ import annotations
 
 import pytest
-from open_spiel.python.policy import TabularPolicy
 
-from adapters.pyspiel_game import as_pyspiel_game
 from cfr_agents import FullTreeSolver, make_solver
 from eval import Exploitability, exploitability_of_strategy
-from tests.support import RLCARD_LEDUC_SMALL_BLIND_VALUE, game, tree, values_by_role
+from tests.support import RLCARD_LEDUC_SMALL_BLIND_VALUE, tree, values_by_role
 
 pytestmark = pytest.mark.slow
 
@@ -41,14 +39,8 @@ def test_rlcard_leduc_to_one_in_a_million_and_the_published_small_blind_value() 
     solver, result = solve("rlcard:leduc-holdem", "pcfr+", 60_000)
     assert result.nash_conv <= TARGET
     assert abs(result.policy_values[0]) <= result.nash_conv  # player 0's value is 0
-    bridged = as_pyspiel_game(game("rlcard:leduc-holdem"))
-    tabular = TabularPolicy(bridged)
-    average = solver.average_policy()
-    for key, row in tabular.state_lookup.items():
-        tabular.action_probability_array[row] = 0.0
-        for action, probability in average.action_probabilities(key).items():
-            tabular.action_probability_array[row, action] = probability
-    by_role = values_by_role(bridged, [tabular, tabular])
+    tabular = solver.average_policy().openspiel_policy()  # on the bridged game
+    by_role = values_by_role(tabular.game, [tabular, tabular])
     # Each seat assignment has probability 1/2, so a seat's value is within 2 NashConv of its game value.
     assert by_role["SB"] == pytest.approx(RLCARD_LEDUC_SMALL_BLIND_VALUE, abs=2 * TARGET + 1e-6)
     assert by_role["BB"] == pytest.approx(-RLCARD_LEDUC_SMALL_BLIND_VALUE, abs=2 * TARGET + 1e-6)
