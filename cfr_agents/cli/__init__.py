@@ -1,0 +1,45 @@
+"""``cfr-agents``: train CFR-family policies and measure their exploitability.
+
+One module per command; each has ``register(commands)``, which adds its sub-parser, and
+``run(args) -> exit status``. Bad input (unknown game or algorithm, bad numbers, a missing,
+corrupt or mismatched file) prints one line ``cfr-agents: error: ...`` and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from types import ModuleType
+
+from adapters.errors import InputError
+from cfr_agents.cli import exploitability, train
+from cfr_agents.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, Parser
+
+DESCRIPTION = "Train CFR-family policies and measure their exploitability."
+COMMANDS: tuple[ModuleType, ...] = (train, exploitability)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="cfr-agents", description=DESCRIPTION)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for module in COMMANDS:
+        module.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    run: Callable[[argparse.Namespace], int] = args.run
+    try:
+        return run(args)
+    except InputError as error:
+        print(f"cfr-agents: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("cfr-agents: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+__all__ = ["build_parser", "main"]

@@ -1,0 +1,54 @@
+"""What every command shares: the one-line-error parser, argument types and exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import NoReturn
+
+EXIT_USAGE = 2
+"""Bad input: an option, a file or a name that cannot be used."""
+EXIT_DISAGREE = 1
+"""A cross-check that found a difference."""
+EXIT_INTERRUPTED = 130
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """One line, exit status 2 (argparse would print the whole usage first)."""
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
+def real(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if math.isnan(value):
+        raise argparse.ArgumentTypeError("must be a number, got nan")
+    return value
+
+
+def mbb(value: float, units: str) -> str:
+    """`` (N mbb)`` for games paid in big blinds, else nothing."""
+    return f" ({value * 1000:.4g} mbb)" if units == "BB" else ""
