@@ -14,7 +14,7 @@ from itertools import takewhile
 
 import psutil
 
-from cfr_agents.solvers import FullTreeSolver
+from cfr_agents.solvers import Solver
 from cfr_agents.tree import CompiledTree, FloatArray
 
 CHECK_SHARE = 0.1
@@ -83,7 +83,7 @@ def current_rss_mb() -> float:
 
 
 def train(
-    solver: FullTreeSolver,
+    solver: Solver,
     stop: StopRule,
     nash_conv: Callable[[CompiledTree, FloatArray], float],
     *,

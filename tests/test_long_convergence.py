@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from cfr_agents import FullTreeSolver, make_solver
+from cfr_agents import make_solver
+from cfr_agents.solvers import Solver
 from eval import Exploitability, exploitability_of_strategy
 from tests.support import RLCARD_LEDUC_SMALL_BLIND_VALUE, tree, values_by_role
 
@@ -17,7 +18,7 @@ OPENSPIEL_LEDUC_VALUE = -0.085606424078  # OpenSpiel's sequence_form_lp_test
 TARGET = 1e-6
 
 
-def solve(game_id: str, algorithm: str, cap: int) -> tuple[FullTreeSolver, Exploitability]:
+def solve(game_id: str, algorithm: str, cap: int) -> tuple[Solver, Exploitability]:
     """Run until NashConv <= TARGET, checking every 5,000 iterations, at most ``cap`` iterations."""
     t = tree(game_id)
     solver = make_solver(t, algorithm)

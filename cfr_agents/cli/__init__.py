@@ -37,8 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as error:
         print(f"cfr-agents: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("cfr-agents: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as interrupt:
+        print(f"cfr-agents: interrupted{f'; {interrupt}' if str(interrupt) else ''}", file=sys.stderr)
         return EXIT_INTERRUPTED
 
 

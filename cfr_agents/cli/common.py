@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
 from typing import NoReturn
 
 EXIT_USAGE = 2
@@ -52,3 +57,30 @@ def real(text: str) -> float:
 def mbb(value: float, units: str) -> str:
     """`` (N mbb)`` for games paid in big blinds, else nothing."""
     return f" ({value * 1000:.4g} mbb)" if units == "BB" else ""
+
+
+class _Interrupt:
+    requested = False
+
+
+@contextmanager
+def deferred_interrupt() -> Iterator[_Interrupt]:
+    """Within the block, Ctrl-C (SIGINT) only sets ``.requested``; the caller acts on it at a safe point.
+
+    A second Ctrl-C interrupts at once. Outside the main thread, signals are left alone.
+    """
+    state = _Interrupt()
+    if threading.current_thread() is not threading.main_thread():
+        yield state
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if state.requested:
+            raise KeyboardInterrupt
+        state.requested = True
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield state
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -7,14 +7,20 @@ import csv
 import io
 import json
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from adapters import load_game
 from adapters.errors import InputError
-from cfr_agents.cli.common import mbb, positive_float, positive_int, real
+from cfr_agents.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
+from cfr_agents.cli.common import deferred_interrupt, mbb, positive_float, positive_int, real
 from cfr_agents.files import check_writable, write_atomic
-from cfr_agents.solvers import ALGORITHMS, make_solver
+from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES, SampledSolver, Solver, make_solver
+from cfr_agents.solvers.sampling import DEFAULT_EPSILON, check_sampling
 from cfr_agents.training import StopRule, TrainingRun, train
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
 from eval.exploitability import exploitability_of_strategy
@@ -22,17 +28,24 @@ from eval.exploitability import exploitability_of_strategy
 
 def register(commands: Any) -> None:
     command = commands.add_parser("train", help="train a policy and save it as JSON")
-    command.add_argument("--game", required=True, help="openspiel:<game string> or rlcard:<env id>")
-    command.add_argument("--algo", required=True, choices=sorted(ALGORITHMS), help="solver")
-    command.add_argument("--iterations", type=positive_int, help="iterations to run (a cap with targets)")
+    command.add_argument("--game", help="openspiel:<game string> or rlcard:<env id>")
+    command.add_argument("--algo", choices=sorted(ALGORITHMS), help="update rule (from the checkpoint with --resume)")
+    command.add_argument("--sampling", choices=SAMPLING_CHOICES, help="none (full tree; default) or an MCCFR scheme")
+    command.add_argument("--averaging", metavar="MODE", help="average-strategy mode of the sampling scheme")
+    command.add_argument("--epsilon", type=real, help=f"outcome sampling's exploration (default {DEFAULT_EPSILON})")
+    command.add_argument("--iterations", type=positive_int, help="total iterations to run (a cap with targets)")
     command.add_argument("--target-nash-conv", type=positive_float, metavar="X", help="stop at NashConv <= X")
     command.add_argument("--time-limit", type=positive_float, metavar="S", help="stop after S seconds")
-    command.add_argument("--seed", type=int, default=0, help="random seed, recorded (default 0)")
+    command.add_argument("--seed", type=int, help="random seed of the sampled solvers, recorded (default 0)")
     command.add_argument("--alpha", type=real, help="DCFR alpha (default 1.5)")
     command.add_argument("--beta", type=real, help="DCFR beta (default 0)")
     command.add_argument("--gamma", type=real, help="DCFR gamma (default 2)")
     command.add_argument("--out", required=True, metavar="FILE", help="policy file to write")
     command.add_argument("--curve", metavar="FILE.csv", help="write (iteration, seconds, nash_conv)")
+    command.add_argument("--checkpoint", metavar="FILE", help="write the solver's whole state here (.npz)")
+    command.add_argument("--checkpoint-every", type=positive_float, default=60.0, metavar="SECONDS",
+                         help="seconds between checkpoints (default 60); also written at the end and on Ctrl-C")
+    command.add_argument("--resume", metavar="FILE", help="continue from a checkpoint; --iterations is the total")
     command.add_argument("--json", action="store_true", help="print one JSON object")
     command.add_argument("--quiet", action="store_true", help="no progress bar")
     command.set_defaults(run=run)
@@ -44,15 +57,18 @@ class TrainReport:
 
     game: str
     algo: str
+    sampling: str
     parameters: dict[str, Any]
     seed: int
     iterations: int
+    resumed_from: int | None
     stopped_by: str
     units: str
     infosets: int
     decision_nodes: int
     terminals: int
     build_seconds: float
+    compile_seconds: float
     solve_seconds: float
     check_seconds: float
     iterations_per_second: float
@@ -60,74 +76,133 @@ class TrainReport:
     exploitability: float
     peak_rss_mb: float
     out: str
+    checkpoint: str | None
 
 
 def run(args: argparse.Namespace) -> int:
-    overrides = {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}
-    if overrides and args.algo != "dcfr":
-        raise InputError(f"--{'/--'.join(overrides)} only apply to --algo dcfr")
     if args.iterations is None and args.target_nash_conv is None and args.time_limit is None:
         raise InputError("give --iterations, --target-nash-conv or --time-limit")
-    rule = replace(ALGORITHMS[args.algo], **overrides)
-    for path in (args.out, args.curve):
+    checkpoint_path = args.checkpoint or args.resume
+    for path in (args.out, args.curve, args.checkpoint):
         if path is not None:
             check_writable(path)
-    game = load_game(args.game)
-    tree = compile_tree(game)
-    solver = make_solver(tree, args.algo, rule)
+    if args.resume:
+        saved = load_checkpoint(args.resume)
+        _check_resume(args, saved)
+        tree = compile_tree(load_game(saved.game_id))
+        solver, seed = saved.solver(tree), saved.seed
+    else:
+        solver, seed = _new_solver(args)
+        tree = solver.tree
+    compile_seconds = solver.compile() if isinstance(solver, SampledSolver) else 0.0
     if not args.json and not args.quiet:
         print(tree.summary(), file=sys.stderr)
+    resumed_from = solver.iteration if args.resume else None
     stop = StopRule(args.iterations, args.target_nash_conv, args.time_limit)
-    run = _run_with_progress(solver, stop, show=not args.quiet and not args.json, curve=bool(args.curve))
-    policy = replace(solver.average_policy(), parameters={**rule.parameters(), "seed": args.seed})
+    save = (lambda: save_checkpoint(checkpoint_path, solver, seed)) if checkpoint_path else None
+    show = not args.quiet and not args.json
+    training = _run_with_progress(solver, stop, show=show, curve=bool(args.curve), save=save,
+                                  every=args.checkpoint_every)  # fmt: skip
+    policy = replace(solver.average_policy(), parameters={**solver.parameters(), "seed": seed})
     policy.save(args.out)
+    if save is not None:
+        save()
     if args.curve:
-        _write_curve(args.curve, run)
+        _write_curve(args.curve, training)
     report = TrainReport(
         game=tree.game_id,
-        algo=args.algo,
-        parameters=rule.parameters(),
-        seed=args.seed,
-        iterations=run.iterations,
-        stopped_by=run.stopped_by,
+        algo=solver.algorithm,
+        sampling=str(solver.parameters()["sampling"]),
+        parameters=dict(solver.parameters()),
+        seed=seed,
+        iterations=training.iterations,
+        resumed_from=resumed_from,
+        stopped_by=training.stopped_by,
         units=tree.units,
         infosets=tree.num_infosets,
         decision_nodes=tree.num_decision_nodes,
         terminals=tree.num_terminals,
         build_seconds=tree.build_seconds,
-        solve_seconds=run.solve_seconds,
-        check_seconds=run.check_seconds,
-        iterations_per_second=run.iterations_per_second,
-        nash_conv=run.nash_conv,
-        exploitability=run.nash_conv / 2,
-        peak_rss_mb=run.peak_rss_mb,
+        compile_seconds=compile_seconds,
+        solve_seconds=training.solve_seconds,
+        check_seconds=training.check_seconds,
+        iterations_per_second=training.iterations_per_second,
+        nash_conv=training.nash_conv,
+        exploitability=training.nash_conv / 2,
+        peak_rss_mb=training.peak_rss_mb,
         out=args.out,
+        checkpoint=checkpoint_path,
     )
     if args.json:
         print(json.dumps(asdict(report)))
     else:
+        scheme = "" if report.sampling == "none" else f" ({report.sampling} sampling)"
         print(
-            f"{args.algo}: {run.iterations:,} iterations in {run.solve_seconds:.3f} s "
-            f"({run.iterations_per_second:,.0f} it/s, stopped by {run.stopped_by}); "
-            f"NashConv {run.nash_conv:.6g} {tree.units}{mbb(run.nash_conv, tree.units)}, "
-            f"exploitability {run.nash_conv / 2:.6g} {tree.units}; saved {args.out}"
+            f"{report.algo}{scheme}: {training.iterations:,} iterations in {training.solve_seconds:.3f} s "
+            f"({training.iterations_per_second:,.0f} it/s, stopped by {training.stopped_by}); "
+            f"NashConv {training.nash_conv:.6g} {tree.units}{mbb(training.nash_conv, tree.units)}, "
+            f"exploitability {training.nash_conv / 2:.6g} {tree.units}; saved {args.out}"
         )
     return 0
+
+
+def _new_solver(args: argparse.Namespace) -> tuple[Solver, int]:
+    if args.game is None or args.algo is None:
+        raise InputError("give --game and --algo (or --resume a checkpoint)")
+    overrides = {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}
+    if overrides and args.algo != "dcfr":
+        raise InputError(f"--{'/--'.join(overrides)} only apply to --algo dcfr")
+    rule = replace(ALGORITHMS[args.algo], **overrides)
+    sampling = args.sampling or "none"
+    if sampling != "none":
+        check_sampling(sampling, rule, args.averaging, args.epsilon)
+    seed = 0 if args.seed is None else args.seed
+    tree = compile_tree(load_game(args.game))
+    solver = make_solver(tree, args.algo, rule, sampling=sampling, rng=np.random.default_rng(seed),
+                         averaging=args.averaging, epsilon=args.epsilon)  # fmt: skip
+    return solver, seed
+
+
+def _check_resume(args: argparse.Namespace, saved: Checkpoint) -> None:
+    """Refuse options that contradict the checkpoint being resumed."""
+    if args.game is not None and load_game(args.game).game_id != saved.game_id:
+        raise InputError(f"the checkpoint is for game {saved.game_id!r}, not {args.game!r}")
+    saved.check(algorithm=args.algo, sampling=args.sampling, averaging=args.averaging, epsilon=args.epsilon,
+                seed=args.seed)  # fmt: skip
+    given = {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}
+    if given and replace(saved.rule, **given) != saved.rule:
+        raise InputError(f"the checkpoint's rule is {saved.rule.parameters()}; --alpha/--beta/--gamma differ")
 
 
 def _nash_conv(tree: CompiledTree, strategy: FloatArray) -> float:
     return exploitability_of_strategy(tree, strategy).nash_conv
 
 
-def _run_with_progress(solver: Any, stop: StopRule, *, show: bool, curve: bool) -> TrainingRun:
+def _run_with_progress(
+    solver: Solver, stop: StopRule, *, show: bool, curve: bool, save: Callable[[], None] | None, every: float
+) -> TrainingRun:
+    """Train with a progress bar; checkpoint every ``every`` seconds, and on Ctrl-C before exiting.
+
+    Ctrl-C is held until the current batch of iterations ends, so the checkpoint is a consistent state.
+    """
     from tqdm import tqdm
 
-    with tqdm(total=stop.iterations, disable=None if show else True, unit="it", file=sys.stderr, leave=False) as bar:
+    last_save = time.monotonic()
+    with (
+        tqdm(total=stop.iterations, disable=None if show else True, unit="it", file=sys.stderr, leave=False) as bar,
+        deferred_interrupt() as interrupt,
+    ):
 
         def progress(iteration: int, nash_conv: float | None) -> None:
+            nonlocal last_save
             bar.update(iteration - bar.n)
             if nash_conv is not None:
                 bar.set_postfix_str(f"NashConv {nash_conv:.3g}", refresh=False)
+            if save is not None and (interrupt.requested or time.monotonic() - last_save >= every):
+                save()
+                last_save = time.monotonic()
+            if interrupt.requested:
+                raise KeyboardInterrupt("checkpoint written" if save is not None else "")
 
         return train(solver, stop, _nash_conv, record_curve=curve, on_progress=progress)
 

@@ -1,25 +1,54 @@
 """CFR-family solvers. Each algorithm module defines ``NAME`` and its :class:`UpdateRule` ``RULE``;
-all run on :class:`~cfr_agents.solvers.full_tree.FullTreeSolver`."""
+``sampling="none"`` runs it on :class:`~cfr_agents.solvers.full_tree.FullTreeSolver`, any other
+scheme on :class:`~cfr_agents.solvers.sampling.SampledSolver`."""
 
 from __future__ import annotations
 
 from types import ModuleType
+from typing import TypeAlias
+
+import numpy as np
 
 from adapters import Game
 from adapters.errors import InputError
 from cfr_agents.solvers import cfr, cfr_plus, discounted_cfr, linear_cfr, predictive_cfr_plus
-from cfr_agents.solvers.full_tree import FullTreeSolver, UpdateRule
-from cfr_agents.tree import CompiledTree
+from cfr_agents.solvers.full_tree import FullTreeSolver
+from cfr_agents.solvers.sampling import SAMPLING_CHOICES, SCHEMES, SampledSolver
+from cfr_agents.solvers.update_rule import UpdateRule
+from cfr_agents.tree import CompiledTree, compile_tree
 
 _MODULES: tuple[ModuleType, ...] = (cfr, cfr_plus, linear_cfr, discounted_cfr, predictive_cfr_plus)
 ALGORITHMS: dict[str, UpdateRule] = {module.NAME: module.RULE for module in _MODULES}
+Solver: TypeAlias = FullTreeSolver | SampledSolver
 
 
-def make_solver(game: Game | CompiledTree, algorithm: str, rule: UpdateRule | None = None) -> FullTreeSolver:
-    """A solver of ``algorithm`` (one of :data:`ALGORITHMS`); ``rule`` overrides its parameters."""
+def make_solver(
+    game: Game | CompiledTree,
+    algorithm: str,
+    rule: UpdateRule | None = None,
+    *,
+    sampling: str = "none",
+    rng: np.random.Generator | None = None,
+    averaging: str | None = None,
+    epsilon: float | None = None,
+) -> Solver:
+    """A solver of ``algorithm`` (one of :data:`ALGORITHMS`); ``rule`` overrides its parameters.
+
+    ``sampling`` is ``"none"`` (full tree) or a scheme of :data:`SCHEMES`, which draws from ``rng``
+    (required) and takes an ``averaging`` mode and, for ``"outcome"``, an exploration ``epsilon``.
+    """
     if algorithm not in ALGORITHMS:
         raise InputError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHMS)}")
-    return FullTreeSolver(game, rule or ALGORITHMS[algorithm], algorithm)
+    rule = rule or ALGORITHMS[algorithm]
+    tree = game if isinstance(game, CompiledTree) else compile_tree(game)
+    if sampling == "none":
+        if averaging is not None or epsilon is not None:
+            raise InputError("--averaging and --epsilon apply to sampled solvers only (give --sampling)")
+        return FullTreeSolver(tree, rule, algorithm)
+    if rng is None:
+        raise InputError("a sampled solver needs a numpy.random.Generator (rng=np.random.default_rng(seed))")
+    return SampledSolver(tree, rule, algorithm, sampling, rng, averaging=averaging, epsilon=epsilon)
 
 
-__all__ = ["ALGORITHMS", "FullTreeSolver", "UpdateRule", "make_solver"]
+__all__ = ["ALGORITHMS", "SAMPLING_CHOICES", "SCHEMES", "FullTreeSolver", "SampledSolver", "Solver", "UpdateRule",
+           "make_solver"]  # fmt: skip

@@ -9,7 +9,7 @@ iterate for iterate.
 
 import math
 
-from cfr_agents.solvers.full_tree import UpdateRule
+from cfr_agents.solvers.update_rule import UpdateRule
 
 NAME = "cfr"
 RULE = UpdateRule(alpha=math.inf, beta=math.inf, gamma=0.0)

@@ -7,7 +7,7 @@ and linear averaging, :math:`\bar\sigma^T(I,a) \propto \sum_t t\,\pi_i^{\sigma^t
 
 import math
 
-from cfr_agents.solvers.full_tree import UpdateRule
+from cfr_agents.solvers.update_rule import UpdateRule
 
 NAME = "cfr+"
 RULE = UpdateRule(alpha=math.inf, beta=-math.inf, gamma=1.0)

@@ -7,7 +7,7 @@ the paper's recommendation :math:`\alpha = 3/2, \beta = 0, \gamma = 2`. Matches 
 ``discounted_cfr.DCFRSolver``.
 """
 
-from cfr_agents.solvers.full_tree import UpdateRule
+from cfr_agents.solvers.update_rule import UpdateRule
 
 NAME = "dcfr"
 RULE = UpdateRule(alpha=1.5, beta=0.0, gamma=2.0)

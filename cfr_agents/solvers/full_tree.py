@@ -24,54 +24,14 @@ operations regardless of the tree's size.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from adapters import Game
-from adapters.errors import InputError
 from cfr_agents.policy import Policy
+from cfr_agents.solvers.update_rule import AverageScale, UpdateRule
 from cfr_agents.tree import CompiledTree, FloatArray, IntArray, compile_tree
-
-
-@dataclass(frozen=True)
-class UpdateRule:
-    """The parameters that tell the CFR variants apart (DCFR's notation)."""
-
-    alpha: float = math.inf
-    """Non-negative cumulative regrets are multiplied by ``t^alpha / (t^alpha + 1)``; ``inf``: by 1."""
-    beta: float = math.inf
-    """Negative cumulative regrets are multiplied by ``t^beta / (t^beta + 1)``; ``-inf``: by 0 (RM+)."""
-    gamma: float = 0.0
-    """Iteration ``t`` adds to the average strategy with weight ``t^gamma``."""
-    predictive: bool = False
-    """Regret matching on ``R^t + r^t`` (predictive CFR+) instead of ``R^t``."""
-
-    def __post_init__(self) -> None:
-        if math.isnan(self.alpha) or math.isnan(self.beta) or not math.isfinite(self.gamma):
-            raise InputError(
-                f"alpha and beta must be numbers (+-inf allowed) and gamma finite; got "
-                f"alpha={self.alpha}, beta={self.beta}, gamma={self.gamma}"
-            )
-
-    def discounts(self, t: int) -> tuple[float, float]:
-        """``(positive, negative)`` regret multipliers of iteration ``t``."""
-        return _discount(self.alpha, t), _discount(self.beta, t)
-
-    def parameters(self) -> dict[str, float | bool | str]:
-        """JSON-friendly parameters (infinities as strings)."""
-        return {k: (str(v) if isinstance(v, float) and math.isinf(v) else v) for k, v in asdict(self).items()}
-
-
-def _discount(exponent: float, t: int) -> float:
-    if exponent == math.inf:
-        return 1.0
-    if exponent == -math.inf:
-        return 0.0
-    weight: float = float(t) ** exponent
-    return weight / (weight + 1.0)
 
 
 class FullTreeSolver:
@@ -90,6 +50,7 @@ class FullTreeSolver:
         self._regret = np.zeros((n, width))
         self._cumulative = np.zeros((n, width))
         self._value = np.zeros(n)
+        self._scale = AverageScale()
         # x: realization plan of both players, one entry per sequence; x[root] = 1.
         self._reach = np.zeros(tree.num_sequences)
         self._reach[tree.root_sequence] = 1.0
@@ -118,7 +79,9 @@ class FullTreeSolver:
         positive, negative = self.rule.discounts(t)
         if (positive, negative) != (1.0, 1.0):  # ... then discounted, d(R^t)
             regret *= np.where(regret >= 0, positive, negative)
-        weight = float(t) ** self.rule.gamma  # C^t += t^gamma * pi_i(I) * sigma^t(I, .)
+        weight, rescale = self._scale.weight(self.rule, t)  # C^t += t^gamma * pi_i(I) * sigma^t(I, .)
+        if rescale != 1.0:
+            self._cumulative *= rescale
         self._cumulative[rows] += (weight * x[tree.parent_sequence[rows]])[:, None] * sigma[rows]
         prediction = instant if self.rule.predictive else 0.0  # m^{t+1} = r^t (predictive) or 0
         target = np.maximum(regret + prediction, 0.0)  # [R^t + m^{t+1}]^+
@@ -150,7 +113,26 @@ class FullTreeSolver:
         return self._policy(self.current_strategy())
 
     def parameters(self) -> Mapping[str, object]:
-        return self.rule.parameters()
+        return {**self.rule.parameters(), "sampling": "none"}
+
+    def state(self) -> dict[str, FloatArray]:
+        """The whole mutable state, as arrays (a checkpoint)."""
+        return {
+            "regret": self._regret.copy(),
+            "cumulative": self._cumulative.copy(),
+            "sigma": self._sigma.copy(),
+            "reach": self._reach.copy(),
+            "scalars": np.array([float(self.iteration), self._scale.log_scale]),
+        }
+
+    def restore(self, state: Mapping[str, FloatArray]) -> None:
+        """Continue from :meth:`state`; the following iterations are those the saved run would have made."""
+        for name, current in (("regret", self._regret), ("cumulative", self._cumulative),
+                              ("sigma", self._sigma), ("reach", self._reach)):  # fmt: skip
+            current[...] = state[name]
+        iteration, log_scale = state["scalars"]
+        self.iteration = int(iteration)
+        self._scale = AverageScale(float(log_scale))
 
     def _policy(self, strategy: FloatArray) -> Policy:
         return Policy.from_strategy(

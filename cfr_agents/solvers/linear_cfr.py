@@ -7,7 +7,7 @@ cumulative regret is multiplied by :math:`t/(t+1)`, and
 Matches OpenSpiel's ``discounted_cfr.LCFRSolver``.
 """
 
-from cfr_agents.solvers.full_tree import UpdateRule
+from cfr_agents.solvers.update_rule import UpdateRule
 
 NAME = "lcfr"
 RULE = UpdateRule(alpha=1.0, beta=1.0, gamma=1.0)

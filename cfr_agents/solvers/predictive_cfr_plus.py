@@ -10,7 +10,7 @@ paper's experiments use with PCFR+).
 
 import math
 
-from cfr_agents.solvers.full_tree import UpdateRule
+from cfr_agents.solvers.update_rule import UpdateRule
 
 NAME = "pcfr+"
 RULE = UpdateRule(alpha=math.inf, beta=-math.inf, gamma=2.0, predictive=True)

@@ -1,0 +1,192 @@
+"""Checkpoints: a solver's whole state, to resume a run bit for bit. No pickle.
+
+A checkpoint is a NumPy ``.npz`` archive (a zip of ``.npy`` arrays, read with
+``allow_pickle=False``) holding the solver's state arrays and one more, ``header``: the UTF-8 bytes
+of a JSON object::
+
+    {"format": "cfr-agents-checkpoint", "format_version": 1,
+     "game": "openspiel:leduc_poker", "rules_fingerprint": "sha256:...",
+     "algorithm": "dcfr", "rule": {"alpha": 1.5, "beta": 0.0, "gamma": 2.0, "predictive": false},
+     "sampling": "external", "averaging": "simple", "epsilon": null, "seed": 0, "iteration": 12000,
+     "arrays": ["regret", "cumulative", ...]}
+
+Full-tree solvers save ``regret``, ``cumulative``, ``sigma``, ``reach`` and ``scalars``
+(iteration, average-weight scale); sampled solvers save ``regret``, ``cumulative``, ``log_at``,
+``weight_at``, ``scalars`` and ``rng`` (the xoshiro256** state), see
+:mod:`cfr_agents.solvers.sampling.kernel_support`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from adapters.errors import InputError
+from cfr_agents.files import replacing
+from cfr_agents.solvers import ALGORITHMS, SCHEMES, SampledSolver, Solver, UpdateRule, make_solver
+from cfr_agents.tree import CompiledTree
+
+FORMAT = "cfr-agents-checkpoint"
+FORMAT_VERSION = 1
+
+
+class CheckpointError(InputError):
+    """A checkpoint that is missing, corrupt, or for another game, algorithm or scheme."""
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A checkpoint read back: what it was made by, and the state arrays."""
+
+    game_id: str
+    rules_fingerprint: str
+    algorithm: str
+    rule: UpdateRule
+    sampling: str
+    averaging: str | None
+    epsilon: float | None
+    seed: int
+    iteration: int
+    arrays: dict[str, np.ndarray]
+
+    def check(self, **given: object) -> None:
+        """Refuse a run that asks for another ``game``, ``algorithm`` or ``sampling`` than this one's."""
+        for name, value in given.items():
+            mine = getattr(self, "game_id" if name == "game" else name)
+            if value is not None and value != mine:
+                raise CheckpointError(f"the checkpoint is for {name} {mine!r}, not {value!r}")
+
+    def solver(self, tree: CompiledTree) -> Solver:
+        """A solver in exactly the saved state, on ``tree`` (which must be the checkpoint's game and rules)."""
+        if (tree.game_id, tree.rules_fingerprint) != (self.game_id, self.rules_fingerprint):
+            raise CheckpointError(
+                f"the checkpoint is for {self.game_id} with rules {self.rules_fingerprint}, "
+                f"not {tree.game_id} with rules {tree.rules_fingerprint}"
+            )
+        solver = make_solver(
+            tree, self.algorithm, self.rule, sampling=self.sampling, rng=np.random.default_rng(self.seed),
+            averaging=self.averaging, epsilon=self.epsilon,
+        )  # fmt: skip
+        expected = solver.state()
+        if set(self.arrays) != set(expected):
+            raise CheckpointError(f"the checkpoint holds arrays {sorted(self.arrays)}, expected {sorted(expected)}")
+        for name, array in self.arrays.items():
+            if array.shape != expected[name].shape or array.dtype != expected[name].dtype:
+                raise CheckpointError(
+                    f"checkpoint array {name!r} is {array.dtype}{list(array.shape)}, "
+                    f"expected {expected[name].dtype}{list(expected[name].shape)}"
+                )
+        solver.restore(self.arrays)
+        return solver
+
+
+def save_checkpoint(path: str | os.PathLike[str], solver: Solver, seed: int) -> None:
+    """Write ``solver``'s whole state to ``path`` atomically."""
+    state = solver.state()
+    scheme = (solver.scheme.name, solver.averaging, solver.epsilon) if isinstance(solver, SampledSolver) else None
+    header = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "game": solver.tree.game_id,
+        "rules_fingerprint": solver.tree.rules_fingerprint,
+        "algorithm": solver.algorithm,
+        "rule": solver.rule.parameters(),
+        "sampling": scheme[0] if scheme else "none",
+        "averaging": scheme[1] if scheme else None,
+        "epsilon": scheme[2] if scheme else None,
+        "seed": seed,
+        "iteration": solver.iteration,
+        "arrays": sorted(state),
+    }
+    buffer = io.BytesIO()
+    np.savez(buffer, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **state)
+    with replacing(path) as temporary, temporary.open("wb") as handle:
+        handle.write(buffer.getvalue())
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
+    """Read a checkpoint; a missing, corrupt or foreign file is a one-line :class:`CheckpointError`."""
+    source = str(Path(path))
+    try:
+        with np.load(source, allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+    except FileNotFoundError:
+        raise CheckpointError(f"checkpoint {source!r} does not exist") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as error:
+        raise CheckpointError(f"checkpoint {source!r} is not a readable .npz archive ({error})") from None
+    return _from_arrays(arrays, source)
+
+
+def _from_arrays(arrays: dict[str, np.ndarray], source: str) -> Checkpoint:
+    def fail(problem: str) -> CheckpointError:
+        return CheckpointError(f"checkpoint {source!r} {problem}")
+
+    raw = arrays.pop("header", None)
+    if raw is None or raw.dtype != np.uint8 or raw.ndim != 1:
+        raise fail(f"has no {FORMAT} header")
+    try:
+        header: Any = json.loads(raw.tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise fail("has a header that is not JSON") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise fail(f"is not a {FORMAT} file")
+    if header.get("format_version") != FORMAT_VERSION:
+        raise fail(f"has format_version {header.get('format_version')!r}; this version reads {FORMAT_VERSION}")
+    expected = {"game": str, "rules_fingerprint": str, "algorithm": str, "rule": dict, "sampling": str,
+                "seed": int, "iteration": int, "arrays": list}  # fmt: skip
+    for name, kind in expected.items():
+        if not isinstance(header.get(name), kind) or (isinstance(header.get(name), bool) and kind is int):
+            raise fail(f"has no valid {name!r} field")
+    if header["algorithm"] not in ALGORITHMS:
+        raise fail(f"names unknown algorithm {header['algorithm']!r}")
+    if header["sampling"] != "none" and header["sampling"] not in SCHEMES:
+        raise fail(f"names unknown sampling scheme {header['sampling']!r}")
+    if sorted(arrays) != sorted(header["arrays"]):
+        raise fail(f"holds arrays {sorted(arrays)}, but its header lists {header['arrays']}")
+    return Checkpoint(
+        game_id=header["game"],
+        rules_fingerprint=header["rules_fingerprint"],
+        algorithm=header["algorithm"],
+        rule=_rule(header["rule"], fail),
+        sampling=header["sampling"],
+        averaging=_optional(header, "averaging", str, fail),
+        epsilon=_optional(header, "epsilon", float, fail),
+        seed=header["seed"],
+        iteration=header["iteration"],
+        arrays=arrays,
+    )
+
+
+def _rule(data: dict[str, Any], fail: Any) -> UpdateRule:
+    try:
+        numbers = {name: float(data[name]) for name in ("alpha", "beta", "gamma")}
+        predictive = data["predictive"]
+    except (KeyError, TypeError, ValueError):
+        raise fail("has no valid 'rule' field") from None
+    if not isinstance(predictive, bool) or any(math.isnan(v) for v in numbers.values()):
+        raise fail("has no valid 'rule' field")
+    try:
+        return UpdateRule(**numbers, predictive=predictive)
+    except InputError as error:
+        raise fail(f"has an invalid rule: {error}") from None
+
+
+def _optional(header: dict[str, Any], name: str, kind: type, fail: Any) -> Any:
+    value = header.get(name)
+    if value is None:
+        return None
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind):
+        raise fail(f"has no valid {name!r} field")
+    return value

@@ -1,0 +1,224 @@
+r"""Monte Carlo CFR: the update rules of :mod:`cfr_agents.solvers` applied to sampled regrets.
+
+One iteration is one traversal per player, player 0 first (OpenSpiel's convention). Each scheme is
+a compiled kernel (one module each) that walks the compiled tree's node arrays iteratively with an
+explicit stack, draws from its own xoshiro256** stream seeded by the caller's
+``numpy.random.Generator``, and applies :class:`~cfr_agents.solvers.update_rule.UpdateRule` to the
+sampled regrets :math:`\tilde r^t` as Brown & Sandholm (2019) apply it to MCCFR: regret matching
+(``cfr``), regret matching+ (``cfr+``), linear (``lcfr``) or discounted (``dcfr``) weighting. Discounts
+owed by rows a traversal does not reach are paid when it next does
+(:mod:`~cfr_agents.solvers.sampling.kernel_support`), so the result equals discounting every row
+every iteration.
+
+=========== =========================================== ================================
+scheme      paper                                       averaging (first = default)
+=========== =========================================== ================================
+``chance``  Zinkevich et al. 2007; Lanctot et al. 2009  ``reach``
+``external`` Lanctot et al. 2009                        ``simple``, ``full``
+``outcome`` Lanctot et al. 2009 (epsilon-greedy)        ``stochastic``, ``optimistic``
+``pure``    Gibson 2014; Wolff & Tan                    ``sampled``
+=========== =========================================== ================================
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import ModuleType
+
+import numpy as np
+
+from adapters.errors import InputError
+from cfr_agents.policy import Policy
+from cfr_agents.solvers.sampling import chance, external, kernel_support, outcome, pure
+from cfr_agents.solvers.update_rule import UpdateRule
+from cfr_agents.tree import KIND_CHANCE, CompiledTree, FloatArray
+
+DEFAULT_EPSILON = 0.6
+
+
+@dataclass(frozen=True)
+class Scheme:
+    name: str
+    kernel: ModuleType
+    averaging: tuple[str, ...]
+    """Averaging modes, the default first; their index is the kernel's mode code."""
+
+
+SCHEMES: dict[str, Scheme] = {
+    scheme.name: scheme
+    for scheme in (
+        Scheme("chance", chance, ("reach",)),
+        Scheme("external", external, ("simple", "full")),
+        Scheme("outcome", outcome, ("stochastic", "optimistic")),
+        Scheme("pure", pure, ("sampled",)),
+    )
+}
+SAMPLING_CHOICES = ("none", *SCHEMES)
+
+
+def check_sampling(sampling: str, rule: UpdateRule, averaging: str | None, epsilon: float | None) -> None:
+    """Refuse what cannot be combined, with a one-line reason."""
+    if sampling not in SCHEMES:
+        raise InputError(f"unknown sampling scheme {sampling!r}; choose from {', '.join(SAMPLING_CHOICES)}")
+    scheme = SCHEMES[sampling]
+    if rule.predictive:
+        raise InputError(
+            "predictive CFR+ needs the full instantaneous regret vector of every infoset each iteration; "
+            "it does not combine with sampling (use --sampling none)"
+        )
+    if averaging is not None and averaging not in scheme.averaging:
+        raise InputError(
+            f"--averaging {averaging} does not apply to {sampling} sampling; choose from {', '.join(scheme.averaging)}"
+        )
+    if epsilon is not None:
+        if sampling != "outcome":
+            raise InputError("--epsilon only applies to --sampling outcome")
+        if not 0.0 < epsilon <= 1.0:
+            raise InputError(f"--epsilon must be in (0, 1], got {epsilon}")
+
+
+def _tree_arrays(tree: CompiledTree) -> tuple[object, ...]:
+    """The node arrays a kernel reads, plus a bound on the number of frames a path can need."""
+    cdf = tree.child_probability.copy()
+    depth = np.zeros(len(tree.node_kind), dtype=np.int64)
+    for node in range(len(tree.node_kind)):
+        first, stop = tree.child_start[node], tree.child_start[node + 1]
+        if tree.node_kind[node] == KIND_CHANCE:
+            cdf[first:stop] = np.cumsum(tree.child_probability[first:stop])
+        depth[tree.child_node[first:stop]] = depth[node] + 1
+    num_actions = tree.action_mask.sum(axis=1).astype(np.int64)
+    return (
+        tree.node_kind, tree.node_infoset, tree.node_terminal, tree.child_start, tree.child_node, cdf,
+        tree.infoset_player, num_actions, np.ascontiguousarray(tree.terminal_utility), int(depth.max()) + 1,
+    )  # fmt: skip
+
+
+class SampledSolver:
+    """MCCFR under an :class:`UpdateRule`; the same surface as the full-tree solver."""
+
+    STATE_ARRAYS = ("regret", "cumulative", "log_at", "weight_at", "scalars", "rng")
+
+    def __init__(
+        self,
+        tree: CompiledTree,
+        rule: UpdateRule,
+        algorithm: str,
+        sampling: str,
+        rng: np.random.Generator,
+        *,
+        averaging: str | None = None,
+        epsilon: float | None = None,
+    ) -> None:
+        check_sampling(sampling, rule, averaging, epsilon)
+        self.tree = tree
+        self.rule = rule
+        self.algorithm = algorithm
+        self.scheme = SCHEMES[sampling]
+        self.averaging = averaging or self.scheme.averaging[0]
+        self.epsilon = (DEFAULT_EPSILON if epsilon is None else epsilon) if sampling == "outcome" else None
+        self._tree_arrays = _tree_arrays(tree)
+        n, width = tree.action_mask.shape
+        self.regret = np.zeros((n, width))
+        self.cumulative = np.zeros((n, width))
+        self.log_at = np.zeros((n, 2))
+        self.weight_at = np.zeros(n)
+        self.scalars = np.zeros(kernel_support.NUM_SCALARS)
+        self._num_actions = tree.action_mask.sum(axis=1).astype(np.int64)
+        self.current = kernel_support.current_strategy(self.regret, self._num_actions)
+        self.rng = rng.integers(0, 2**64, size=4, dtype=np.uint64, endpoint=False)
+        if not self.rng.any():
+            self.rng[0] = np.uint64(1)  # xoshiro's one forbidden state
+        self._uniform = tree.uniform_strategy()
+
+    @property
+    def iteration(self) -> int:
+        return int(self.scalars[kernel_support.ITERATION])
+
+    def run(self, iterations: int) -> None:
+        """Run ``iterations`` iterations in one call to the compiled kernel."""
+        kernel: Callable[..., None] = self.scheme.kernel.run
+        kernel(
+            iterations, *self._tree_arrays, self.regret, self.current, self.cumulative, self.log_at, self.weight_at,
+            self.scalars, self.rng, self.rule.alpha, self.rule.beta, self.rule.gamma,
+            self.scheme.averaging.index(self.averaging), self.epsilon or 0.0,
+        )  # fmt: skip
+
+    def iterate(self) -> None:
+        self.run(1)
+
+    def compile(self) -> float:
+        """Compile this scheme's kernel, or load it from Numba's cache, on scratch state; seconds taken.
+
+        Numba compiles on first call; call this before timing iterations to keep compilation out.
+        """
+        started = time.perf_counter()
+        scratch = SampledSolver(self.tree, self.rule, self.algorithm, self.scheme.name, np.random.default_rng(0),
+                                averaging=self.averaging, epsilon=self.epsilon)  # fmt: skip
+        scratch.run(1)
+        return time.perf_counter() - started
+
+    def cumulative_regret(self) -> FloatArray:
+        r""":math:`R^T(I,a)` with every owed discount paid (the kernels pay them lazily)."""
+        t = self.scalars
+        owed = [np.exp(t[now] - self.log_at[:, side]) if math.isfinite(exponent) else np.ones(len(self.log_at))
+                for side, (now, exponent) in enumerate(((kernel_support.L_POS, self.rule.alpha),
+                                                        (kernel_support.L_NEG, self.rule.beta)))]  # fmt: skip
+        factor = np.where(self.regret > 0, owed[0][:, None], owed[1][:, None])
+        regret: FloatArray = self.regret * factor
+        return regret
+
+    def current_strategy(self) -> FloatArray:
+        r""":math:`\sigma^{T+1}`: regret matching on every row (owed discounts scale a row's positive part by
+        one factor, so they do not change it)."""
+        current: FloatArray = self.current.copy()
+        return current
+
+    def average_strategy(self) -> FloatArray:
+        """``(N, A)`` normalised :math:`C^T`; uniform where nothing was accumulated."""
+        return _normalise(self.cumulative, self._uniform)
+
+    def average_policy(self) -> Policy:
+        return self._policy(self.average_strategy())
+
+    def current_policy(self) -> Policy:
+        return self._policy(self.current_strategy())
+
+    def parameters(self) -> Mapping[str, object]:
+        parameters: dict[str, object] = {**self.rule.parameters(), "sampling": self.scheme.name,
+                                         "averaging": self.averaging}  # fmt: skip
+        if self.epsilon is not None:
+            parameters["epsilon"] = self.epsilon
+        return parameters
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The whole mutable state, as arrays (a checkpoint)."""
+        return {name: getattr(self, name).copy() for name in self.STATE_ARRAYS}
+
+    def restore(self, state: Mapping[str, np.ndarray]) -> None:
+        for name in self.STATE_ARRAYS:
+            current = getattr(self, name)
+            value = state[name]
+            if value.shape != current.shape or value.dtype != current.dtype:
+                raise InputError(f"checkpoint array {name!r} has shape {value.shape}, expected {current.shape}")
+            current[...] = value
+        self.current = kernel_support.current_strategy(self.regret, self._num_actions)
+
+    def _policy(self, strategy: FloatArray) -> Policy:
+        return Policy.from_strategy(
+            self.tree, strategy, algorithm=self.algorithm, parameters=self.parameters(), iterations=self.iteration
+        )
+
+
+def _normalise(weights: FloatArray, fallback: FloatArray) -> FloatArray:
+    totals = weights.sum(axis=1, keepdims=True)
+    normalised: FloatArray = np.divide(weights, totals, out=fallback.copy(), where=totals > 0)
+    return normalised
+
+
+def compile_kernels(tree: CompiledTree) -> float:
+    """Compile (or load from Numba's cache) every scheme's kernel; seconds taken."""
+    rng = np.random.default_rng(0)
+    return sum(SampledSolver(tree, UpdateRule(), "cfr", name, rng).compile() for name in SCHEMES)

@@ -1,0 +1,126 @@
+r"""Chance-sampled CFR (Zinkevich et al. 2007; Lanctot et al. 2009), one traversal per player.
+
+Each traversal samples one outcome at every chance node it meets (in poker: one deal) and walks
+every action of both players below it, as RLCard's ``CFRAgent`` and the classic Kuhn tutorials do.
+For traverser :math:`i`, with reaches :math:`\pi_i(h)` and :math:`\pi_{-i}(h)` of the players only
+(chance is sampled, so its probability cancels), bottom-up:
+
+* :math:`\tilde v(h) = \sum_a \sigma^t(I,a)\,\tilde v(ha)` at every decision node,
+  :math:`\tilde v(z) = u_i(z)`;
+* at :math:`i`'s nodes :math:`\tilde r^t(I,a) = \pi^{\sigma}_{-i}(h)\,\big(\tilde v(ha) - \tilde v(h)\big)`,
+  summed over the histories of :math:`I` consistent with the sample; a history is kept with
+  probability :math:`\pi_c(h)`, so :math:`E[\tilde r^t(I,a)] = r^t(I,a)`.
+
+Averaging (the papers'): at :math:`i`'s nodes, :math:`C(I,\cdot) \mathrel{+}= w_t\,\pi^{\sigma}_i(h)\,
+\sigma^t(I,\cdot)`, the full-tree update restricted to the sampled outcome; each infoset is kept
+with a probability that does not change over iterations, so the normalised average is unbiased,
+with the variance of one chance sample per iteration.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from cfr_agents.solvers.sampling.kernel_support import (
+    KIND_CHANCE,
+    KIND_TERMINAL,
+    WEIGHT,
+    add_average,
+    begin_iteration,
+    sample_chance,
+    update_regrets,
+)
+
+REACH = 0
+
+
+@njit(cache=True, error_model="numpy")
+def run(
+    iterations: int,
+    kind: np.ndarray,
+    node_infoset: np.ndarray,
+    node_terminal: np.ndarray,
+    child_start: np.ndarray,
+    child_node: np.ndarray,
+    child_cdf: np.ndarray,
+    infoset_player: np.ndarray,
+    num_actions: np.ndarray,
+    utility: np.ndarray,
+    depth_bound: int,
+    regret: np.ndarray,
+    current: np.ndarray,
+    cumulative: np.ndarray,
+    log_at: np.ndarray,
+    weight_at: np.ndarray,
+    scalars: np.ndarray,
+    rng: np.ndarray,
+    alpha: float,
+    beta: float,
+    gamma: float,
+    averaging: int,
+    epsilon: float,
+) -> None:
+    """``iterations`` iterations: a traversal for player 0, then for player 1."""
+    width = regret.shape[1]
+    frame_node = np.empty(depth_bound, np.int64)
+    frame_next = np.empty(depth_bound, np.int64)
+    frame_value = np.empty((depth_bound, width))
+    frame_reach = np.empty((depth_bound, 2))  # pi_0(h), pi_1(h)
+    instant = np.empty(width)
+    for _ in range(iterations):
+        begin_iteration(scalars, alpha, beta, gamma, cumulative, weight_at)
+        for player in range(2):
+            depth = 0
+            node = 0
+            reach0 = reach1 = 1.0
+            while True:
+                while True:  # descend to a terminal, a frame per decision node
+                    k = kind[node]
+                    if k == KIND_TERMINAL:
+                        value = utility[player, node_terminal[node]]
+                        break
+                    if k == KIND_CHANCE:
+                        node = child_node[sample_chance(child_cdf, child_start[node], child_start[node + 1], rng)]
+                        continue
+                    infoset = node_infoset[node]
+                    frame_node[depth] = node
+                    frame_next[depth] = 0
+                    frame_reach[depth, 0] = reach0
+                    frame_reach[depth, 1] = reach1
+                    if infoset_player[infoset] == 0:
+                        reach0 *= current[infoset, 0]
+                    else:
+                        reach1 *= current[infoset, 0]
+                    depth += 1
+                    node = child_node[child_start[node]]
+                while depth > 0:  # ascend: hand the value to the deepest frame with children left
+                    d = depth - 1
+                    frame_value[d, frame_next[d]] = value
+                    frame_next[d] += 1
+                    parent = frame_node[d]
+                    infoset = node_infoset[parent]
+                    n = num_actions[infoset]
+                    acting = infoset_player[infoset]
+                    reach0, reach1 = frame_reach[d, 0], frame_reach[d, 1]
+                    if frame_next[d] < n:
+                        a = frame_next[d]
+                        if acting == 0:
+                            reach0 *= current[infoset, a]
+                        else:
+                            reach1 *= current[infoset, a]
+                        node = child_node[child_start[parent] + a]
+                        break
+                    value = 0.0
+                    for a in range(n):
+                        value += current[infoset, a] * frame_value[d, a]  # v(h) = sum_a sigma(I,a) v(ha)
+                    if acting == player:
+                        other = reach1 if player == 0 else reach0
+                        own = reach0 if player == 0 else reach1
+                        for a in range(n):
+                            instant[a] = other * (frame_value[d, a] - value)  # pi_-i (v(ha) - v(h))
+                        add_average(cumulative, infoset, n, scalars[WEIGHT] * own, current[infoset])  # sigma^t
+                        update_regrets(regret, log_at, current, infoset, n, instant, scalars, alpha, beta)
+                    depth -= 1
+                else:
+                    break

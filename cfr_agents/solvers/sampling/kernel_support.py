@@ -1,0 +1,203 @@
+r"""Compiled pieces every sampling kernel shares: the random stream, regret matching, sampling,
+the per-iteration weights and the lazily discounted regret update.
+
+All state lives in arrays the Python side owns (so a checkpoint is a set of arrays):
+
+* ``regret[I, a]`` -- :math:`R(I,a)`, with discounts owed since the row's last update still unapplied;
+* ``log_at[I] = (L^+, L^-)`` -- the cumulative log-discounts :math:`L^\pm(t) = \sum_{s \le t} \ln d_\pm(s)`
+  at the row's last update. A row untouched since iteration :math:`s` owes the factor
+  :math:`e^{L^\pm(t-1) - L^\pm(s)}` on its positive (negative) entries; discounting never changes an
+  entry's sign, so the owed factor is exact, and regret matching, which only sees the positive part
+  of a row scaled by one factor, is unaffected by it;
+* ``current[I, a]`` -- :math:`\sigma^t(I,a)`, regret matching on the row, refreshed whenever the
+  row's regrets change (so a visit only reads it);
+* ``cumulative[I, a]`` -- :math:`C(I,a) / e^K`, the average-strategy numerator over the scale :math:`e^K`;
+* ``scalars`` -- the iteration, :math:`L^\pm` now and one iteration ago, :math:`K`, this iteration's
+  scaled weight :math:`w_t / e^K`, the scaled cumulative weight :math:`\sum_{s \le t} w_s / e^K`, and
+  this iteration's discounts :math:`d_\pm(t)`;
+* ``rng`` -- the four 64-bit words of a xoshiro256** generator (Blackman & Vigna 2018), seeded from
+  the user's ``numpy.random.Generator``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from cfr_agents.solvers.update_rule import RESCALE_LOG
+
+KIND_CHANCE, KIND_DECISION, KIND_TERMINAL = 0, 1, 2
+
+ITERATION, L_POS, L_NEG, L_POS_BEFORE, L_NEG_BEFORE, LOG_SCALE, WEIGHT, WEIGHT_SUM, D_POS, D_NEG = range(10)
+NUM_SCALARS = 10
+
+_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
+_TWO_TO_MINUS_53 = 1.0 / 9007199254740992.0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _rotl(x: np.uint64, k: int) -> np.uint64:
+    return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def uniform(rng: np.ndarray) -> float:
+    """A float in [0, 1) from xoshiro256**; advances ``rng`` in place."""
+    s0, s1, s2, s3 = rng[0], rng[1], rng[2], rng[3]
+    result = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
+    t = s1 << np.uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, 45)
+    rng[0], rng[1], rng[2], rng[3] = s0, s1, s2, s3
+    return float(result >> np.uint64(11)) * _TWO_TO_MINUS_53
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def sample(probabilities: np.ndarray, n: int, rng: np.ndarray) -> int:
+    """An index in ``[0, n)`` drawn with the given probabilities (their first ``n`` entries)."""
+    u = uniform(rng)
+    total = 0.0
+    for a in range(n - 1):
+        total += probabilities[a]
+        if u < total:
+            return a
+    return n - 1
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def sample_chance(child_cdf: np.ndarray, first: int, stop: int, rng: np.ndarray) -> int:
+    """The edge index in ``[first, stop)`` of a chance outcome, by the edges' cumulative probabilities."""
+    u = uniform(rng)
+    for edge in range(first, stop - 1):
+        if u < child_cdf[edge]:
+            return edge
+    return stop - 1
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def regret_matching(regret: np.ndarray, infoset: int, n: int, out: np.ndarray) -> None:
+    r""":math:`\sigma(I,a) = R^+(I,a) / \sum_b R^+(I,b)`, uniform when no regret is positive."""
+    total = 0.0
+    for a in range(n):
+        positive = regret[infoset, a]
+        positive = positive if positive > 0.0 else 0.0
+        out[a] = positive
+        total += positive
+    scale = 1.0 / total if total > 0.0 else 0.0
+    if total > 0.0:
+        for a in range(n):
+            out[a] *= scale
+    else:
+        for a in range(n):
+            out[a] = 1.0 / n
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _log_discount(exponent: float, t: float) -> float:
+    r""":math:`\ln\big(t^e/(t^e+1)\big)`, as :func:`cfr_agents.solvers.update_rule.log_discount`."""
+    if exponent == math.inf:
+        return 0.0
+    if exponent == -math.inf:
+        return -math.inf
+    x = exponent * math.log(t)
+    return -(max(-x, 0.0) + math.log1p(math.exp(-abs(x))))
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _discount(exponent: float, t: float) -> float:
+    """:math:`t^e/(t^e+1)`, as :func:`cfr_agents.solvers.update_rule.discount`."""
+    if exponent == math.inf:
+        return 1.0
+    if exponent == -math.inf:
+        return 0.0
+    x = exponent * math.log(t)
+    if abs(x) < RESCALE_LOG:
+        weight: float = t**exponent
+        return weight / (weight + 1.0)
+    return 1.0 / (1.0 + math.exp(-x)) if x > 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+@njit(cache=True, error_model="numpy")
+def begin_iteration(
+    scalars: np.ndarray, alpha: float, beta: float, gamma: float, cumulative: np.ndarray, weight_at: np.ndarray
+) -> None:
+    r"""Advance to iteration :math:`t`: :math:`L^\pm(t)`, :math:`d_\pm(t)` and :math:`w_t = t^\gamma / e^K`.
+
+    When :math:`\gamma \ln t - K` passes ``RESCALE_LOG``, :math:`K` is raised to :math:`\gamma \ln t`
+    and every scaled sum (``cumulative``, ``weight_at`` and the weight sum) is multiplied by the
+    factor that keeps it consistent.
+    """
+    t = scalars[ITERATION] + 1.0
+    scalars[ITERATION] = t
+    scalars[L_POS_BEFORE] = scalars[L_POS]
+    scalars[L_NEG_BEFORE] = scalars[L_NEG]
+    scalars[L_POS] += _log_discount(alpha, t)
+    scalars[L_NEG] += _log_discount(beta, t)
+    scalars[D_POS] = _discount(alpha, t)
+    scalars[D_NEG] = _discount(beta, t)
+    log_weight = gamma * math.log(t) if gamma != 0.0 else 0.0
+    if log_weight - scalars[LOG_SCALE] > RESCALE_LOG:
+        rescale = math.exp(scalars[LOG_SCALE] - log_weight)
+        cumulative *= rescale
+        weight_at *= rescale
+        scalars[WEIGHT_SUM] *= rescale
+        scalars[LOG_SCALE] = log_weight
+    if scalars[LOG_SCALE] == 0.0:
+        scalars[WEIGHT] = t**gamma
+    else:
+        scalars[WEIGHT] = math.exp(log_weight - scalars[LOG_SCALE])
+    scalars[WEIGHT_SUM] += scalars[WEIGHT]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def update_regrets(
+    regret: np.ndarray,
+    log_at: np.ndarray,
+    current: np.ndarray,
+    infoset: int,
+    n: int,
+    instant: np.ndarray,
+    scalars: np.ndarray,
+    alpha: float,
+    beta: float,
+) -> None:
+    r"""Row :math:`I` at iteration :math:`t`: pay the owed discounts, then
+    :math:`R^t(I,a) = d_\pm(t)\,\big(R^{t-1}(I,a) + \tilde r^t(I,a)\big)` with the sign's discount,
+    and refresh the row's current strategy ``current[I] = `` :math:`\sigma^{t+1}(I,\cdot)` by regret matching."""
+    owed_pos = math.exp(scalars[L_POS_BEFORE] - log_at[infoset, 0]) if math.isfinite(alpha) else 1.0
+    owed_neg = math.exp(scalars[L_NEG_BEFORE] - log_at[infoset, 1]) if math.isfinite(beta) else 1.0
+    d_pos, d_neg = scalars[D_POS], scalars[D_NEG]
+    for a in range(n):
+        r = regret[infoset, a]
+        if r > 0.0:
+            r *= owed_pos
+        elif r < 0.0:
+            r *= owed_neg
+        r += instant[a]
+        r *= d_pos if r >= 0.0 else d_neg
+        regret[infoset, a] = r
+    log_at[infoset, 0] = scalars[L_POS]
+    log_at[infoset, 1] = scalars[L_NEG]
+    regret_matching(regret, infoset, n, current[infoset])
+
+
+@njit(cache=True, error_model="numpy")
+def current_strategy(regret: np.ndarray, num_actions: np.ndarray) -> np.ndarray:
+    """Regret matching on every row: the ``current`` array the kernels keep up to date."""
+    current = np.zeros(regret.shape)
+    for infoset in range(regret.shape[0]):
+        regret_matching(regret, infoset, num_actions[infoset], current[infoset])
+    return current
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def add_average(cumulative: np.ndarray, infoset: int, n: int, weight: float, sigma: np.ndarray) -> None:
+    r""":math:`C(I,a) \mathrel{+}= \text{weight}\cdot\sigma(I,a)`."""
+    for a in range(n):
+        cumulative[infoset, a] += weight * sigma[a]

@@ -1,0 +1,138 @@
+r"""Pure CFR (Gibson 2014), as Wolff & Tan's "Solving Leduc Hold'em" describes it.
+
+Each traversal samples a pure strategy profile: one action :math:`a^*_I \sim \sigma^t(I,\cdot)` per
+infoset (drawn the first time the traversal meets :math:`I`, then kept) and one outcome per chance
+node. For traverser :math:`i` every action at :math:`i`'s nodes is walked against that profile, and
+the value of a node is the value of its sampled action:
+
+* :math:`\tilde v(h) = \tilde v(ha^*_I)` at every decision node, :math:`\tilde v(z) = u_i(z)`;
+* at :math:`i`'s nodes :math:`\tilde r^t(I,a) = \tilde v(Ia) - \tilde v(Ia^*_I)`: the regret of each
+  action against the action actually taken. Since :math:`E[\tilde v(Ia^*)] = \sum_a \sigma^t(I,a)\,
+  \tilde v(Ia)` and :math:`I` is reached with probability :math:`\pi^{\sigma}_{-i}(I)`,
+  :math:`E[\tilde r^t(I,a)] = r^t(I,a)`.
+
+Averaging (the paper's): the opponent's sampled actions are counted,
+:math:`C(I,a^*_I) \mathrel{+}= w_t` at each opponent infoset the traversal meets -- an unbiased
+sample of :math:`\sigma^t(I,\cdot)` drawn with probability proportional to the opponent's own reach
+times chance (a per-infoset constant), with the variance of a single draw. With ``--algo cfr`` the
+counts are plain (PureCFR); with ``--algo cfr+`` regrets are floored at 0 and iteration :math:`t`
+counts :math:`t` times (PureCFR+).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from cfr_agents.solvers.sampling.kernel_support import (
+    ITERATION,
+    KIND_CHANCE,
+    KIND_TERMINAL,
+    WEIGHT,
+    begin_iteration,
+    sample,
+    sample_chance,
+    update_regrets,
+)
+
+SAMPLED = 0
+
+
+@njit(cache=True, error_model="numpy")
+def _pure_action(
+    infoset: int,
+    n: int,
+    stamp: int,
+    current: np.ndarray,
+    drawn_at: np.ndarray,
+    drawn: np.ndarray,
+    rng: np.ndarray,
+) -> int:
+    """:math:`a^*_I`, drawn from :math:`\\sigma^t(I,\\cdot)` once per traversal (``stamp``)."""
+    if drawn_at[infoset] != stamp:
+        drawn[infoset] = sample(current[infoset], n, rng)
+        drawn_at[infoset] = stamp
+        return int(-1 - drawn[infoset])  # first draw: tell the caller (negative code)
+    return int(drawn[infoset])
+
+
+@njit(cache=True, error_model="numpy")
+def run(
+    iterations: int,
+    kind: np.ndarray,
+    node_infoset: np.ndarray,
+    node_terminal: np.ndarray,
+    child_start: np.ndarray,
+    child_node: np.ndarray,
+    child_cdf: np.ndarray,
+    infoset_player: np.ndarray,
+    num_actions: np.ndarray,
+    utility: np.ndarray,
+    depth_bound: int,
+    regret: np.ndarray,
+    current: np.ndarray,
+    cumulative: np.ndarray,
+    log_at: np.ndarray,
+    weight_at: np.ndarray,
+    scalars: np.ndarray,
+    rng: np.ndarray,
+    alpha: float,
+    beta: float,
+    gamma: float,
+    averaging: int,
+    epsilon: float,
+) -> None:
+    """``iterations`` iterations: a traversal for player 0, then for player 1."""
+    width = regret.shape[1]
+    frame_node = np.empty(depth_bound, np.int64)
+    frame_next = np.empty(depth_bound, np.int64)
+    frame_value = np.empty((depth_bound, width))
+    drawn_at = np.full(regret.shape[0], -1.0)
+    drawn = np.zeros(regret.shape[0], np.int64)
+    instant = np.empty(width)
+    for _ in range(iterations):
+        begin_iteration(scalars, alpha, beta, gamma, cumulative, weight_at)
+        for player in range(2):
+            stamp = 2.0 * scalars[ITERATION] + player
+            depth = 0
+            node = 0
+            while True:
+                while True:  # descend along the sampled profile, a frame per traverser node
+                    k = kind[node]
+                    if k == KIND_TERMINAL:
+                        value = utility[player, node_terminal[node]]
+                        break
+                    if k == KIND_CHANCE:
+                        node = child_node[sample_chance(child_cdf, child_start[node], child_start[node + 1], rng)]
+                        continue
+                    infoset = node_infoset[node]
+                    n = num_actions[infoset]
+                    if infoset_player[infoset] != player:
+                        a = _pure_action(infoset, n, stamp, current, drawn_at, drawn, rng)
+                        if a < 0:  # first meeting this traversal: count the sampled action, C += w_t
+                            a = -1 - a
+                            cumulative[infoset, a] += scalars[WEIGHT]
+                        node = child_node[child_start[node] + a]
+                        continue
+                    _pure_action(infoset, n, stamp, current, drawn_at, drawn, rng)
+                    frame_node[depth] = node
+                    frame_next[depth] = 0
+                    depth += 1
+                    node = child_node[child_start[node]]
+                while depth > 0:  # ascend: hand the value to the deepest frame with children left
+                    d = depth - 1
+                    frame_value[d, frame_next[d]] = value
+                    frame_next[d] += 1
+                    parent = frame_node[d]
+                    infoset = node_infoset[parent]
+                    n = num_actions[infoset]
+                    if frame_next[d] < n:
+                        node = child_node[child_start[parent] + frame_next[d]]
+                        break
+                    value = frame_value[d, drawn[infoset]]  # v(h) = v(h a*)
+                    for a in range(n):
+                        instant[a] = frame_value[d, a] - value  # r~(I,a) = v(Ia) - v(Ia*)
+                    update_regrets(regret, log_at, current, infoset, n, instant, scalars, alpha, beta)
+                    depth -= 1
+                else:
+                    break

@@ -1,0 +1,148 @@
+"""Checkpoints: an interrupted and resumed run equals an uninterrupted one bit for bit; foreign,
+corrupt and mismatched checkpoints are refused with one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cfr_agents import make_solver
+from cfr_agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from cfr_agents.solvers import SCHEMES
+from tests.support import tree
+
+CONFIGURATIONS = [("cfr+", "none"), ("dcfr", "none"), *(("dcfr", scheme) for scheme in sorted(SCHEMES))]
+
+
+@pytest.mark.parametrize(("algorithm", "sampling"), CONFIGURATIONS)
+def test_resumed_solver_equals_an_uninterrupted_one(tmp_path: Path, algorithm: str, sampling: str) -> None:
+    t = tree("openspiel:leduc_poker")
+    rng = np.random.default_rng(11)
+    whole = make_solver(t, algorithm, sampling=sampling, rng=np.random.default_rng(11))
+    whole.run(300)
+    first = make_solver(t, algorithm, sampling=sampling, rng=rng)
+    first.run(120)
+    save_checkpoint(tmp_path / "c.npz", first, seed=11)
+    resumed = load_checkpoint(tmp_path / "c.npz").solver(t)
+    assert resumed.iteration == 120
+    resumed.run(180)
+    assert np.array_equal(resumed.average_strategy(), whole.average_strategy())
+    assert np.array_equal(resumed.current_strategy(), whole.current_strategy())
+
+
+def train(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "cfr_agents", "train", "--quiet", *extra]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+
+
+@pytest.mark.parametrize("sampling", ["none", "external"])
+def test_cli_resume_gives_the_same_policy_file_byte_for_byte(tmp_path: Path, sampling: str) -> None:
+    common = ["--game", "rlcard:leduc-holdem", "--algo", "dcfr", "--sampling", sampling, "--seed", "4"]
+    assert train(tmp_path, *common, "--iterations", "2000", "--out", "whole.json").returncode == 0
+    part = train(tmp_path, *common, "--iterations", "700", "--out", "part.json", "--checkpoint", "c.npz")
+    assert part.returncode == 0
+    resumed = train(tmp_path, "--resume", "c.npz", "--iterations", "2000", "--out", "resumed.json", "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["resumed_from"] == 700
+    assert (tmp_path / "resumed.json").read_bytes() == (tmp_path / "whole.json").read_bytes()
+    assert load_checkpoint(tmp_path / "c.npz").iteration == 2000  # the resumed run kept checkpointing there
+
+
+def test_ctrl_c_writes_a_checkpoint_that_resumes(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "cfr_agents", "train", "--game", "openspiel:leduc_poker", "--algo", "cfr",
+               "--sampling", "external", "--iterations", "1000000000", "--out", "p.json", "--quiet",
+               "--checkpoint", "c.npz", "--checkpoint-every", "0.5"]  # fmt: skip
+    process = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "c.npz").exists() and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.1)  # the first periodic checkpoint shows that training runs
+    first = load_checkpoint(tmp_path / "c.npz").iteration
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert stderr.strip().splitlines() == ["cfr-agents: interrupted; checkpoint written"]
+    assert not (tmp_path / "p.json").exists()
+    saved = load_checkpoint(tmp_path / "c.npz")
+    assert saved.iteration > first
+    resumed = train(tmp_path, "--resume", "c.npz", "--iterations", str(saved.iteration + 10), "--out", "p.json")
+    assert resumed.returncode == 0, resumed.stderr
+
+
+@pytest.fixture
+def checkpoint(tmp_path: Path) -> Path:
+    solver = make_solver(tree("openspiel:kuhn_poker"), "cfr", sampling="external", rng=np.random.default_rng(0))
+    solver.run(10)
+    save_checkpoint(tmp_path / "c.npz", solver, seed=0)
+    return tmp_path / "c.npz"
+
+
+def rewrite_header(path: Path, **changes: object) -> None:
+    with np.load(path) as archive:
+        arrays = {name: archive[name] for name in archive.files}
+    header = json.loads(arrays["header"].tobytes())
+    header.update(changes)
+    arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    np.savez(path, **arrays)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--game", "openspiel:leduc_poker"], "is for game"),
+        (["--algo", "cfr+"], "is for algorithm 'cfr'"),
+        (["--sampling", "outcome"], "is for sampling 'external'"),
+        (["--sampling", "none"], "is for sampling 'external'"),
+        (["--seed", "3"], "is for seed 0"),
+    ],
+)
+def test_resuming_with_contradicting_options_is_refused(checkpoint: Path, extra: list[str], message: str) -> None:
+    result = train(checkpoint.parent, "--resume", "c.npz", "--iterations", "20", "--out", "p.json", *extra)
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1 and message in result.stderr, result.stderr
+    assert not (checkpoint.parent / "p.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"format_version": 2}, "format_version 2"),
+        ({"format": "something-else"}, "is not a cfr-agents-checkpoint file"),
+        ({"game": "openspiel:leduc_poker"}, "is for openspiel:leduc_poker"),
+        ({"rules_fingerprint": "sha256:0"}, "with rules sha256:0"),
+        ({"algorithm": "xcfr"}, "unknown algorithm"),
+        ({"sampling": "bogus"}, "unknown sampling scheme"),
+    ],
+)
+def test_foreign_checkpoints_are_refused(checkpoint: Path, changes: dict[str, object], message: str) -> None:
+    rewrite_header(checkpoint, **changes)
+    result = train(checkpoint.parent, "--resume", "c.npz", "--iterations", "20", "--out", "p.json")
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_corrupt_and_missing_checkpoints_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "junk.npz").write_bytes(os.urandom(200))
+    with pytest.raises(CheckpointError, match=r"not a readable \.npz"):
+        load_checkpoint(tmp_path / "junk.npz")
+    with pytest.raises(CheckpointError, match="does not exist"):
+        load_checkpoint(tmp_path / "missing.npz")
+    np.savez(tmp_path / "pickled.npz", header=np.array([{"a": 1}], dtype=object))
+    with pytest.raises(CheckpointError, match=r"not a readable \.npz"):  # object arrays would need pickle
+        load_checkpoint(tmp_path / "pickled.npz")
+
+
+def test_a_checkpoint_array_of_the_wrong_shape_is_refused(checkpoint: Path) -> None:
+    with np.load(checkpoint) as archive:
+        arrays = {name: archive[name] for name in archive.files}
+    arrays["regret"] = arrays["regret"][:-1]
+    np.savez(checkpoint, **arrays)
+    with pytest.raises(CheckpointError, match="'regret'"):
+        load_checkpoint(checkpoint).solver(tree("openspiel:kuhn_poker"))

@@ -1,0 +1,188 @@
+"""Monte Carlo CFR: unbiased sampled regrets, convergence, agreement with OpenSpiel's MCCFR,
+determinism, and OpenSpiel's own NashConv of sampled policies."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyspiel
+import pytest
+from open_spiel.python.algorithms import exploitability as openspiel_exploitability
+
+from adapters.errors import InputError
+from cfr_agents import make_solver
+from cfr_agents.solvers import SCHEMES, SampledSolver
+from eval import exploitability_of_strategy
+from tests.support import tree
+
+SAMPLES = 20_000
+"""First iterations sampled per scheme for the unbiasedness check."""
+Z_BOUND = 5.0
+"""A cell fails beyond 5 standard errors: about 6e-7 per cell when the estimator is unbiased."""
+
+
+def first_iteration_regrets(game_id: str, sampling: str, samples: int) -> np.ndarray:
+    """Player 0's sampled regrets after iteration 1 (from uniform play), one row per sample."""
+    t = tree(game_id)
+    solver = make_solver(t, "cfr", sampling=sampling, rng=np.random.default_rng(0))
+    assert isinstance(solver, SampledSolver)
+    start = solver.state()
+    rows = t.player_slice(0)
+    draws = np.empty((samples, *solver.regret[rows].shape))
+    seeds = np.random.default_rng(12345).integers(1, 2**63, size=(samples, 4), dtype=np.uint64)
+    for k in range(samples):
+        solver.restore({**start, "rng": seeds[k]})
+        solver.run(1)
+        draws[k] = solver.regret[rows]
+    return draws
+
+
+@pytest.mark.parametrize("sampling", sorted(SCHEMES))
+def test_sampled_regrets_are_unbiased(sampling: str) -> None:
+    """E[r~^1(I,a)] = r^1(I,a): the mean over many first iterations equals the full-tree regret."""
+    game_id = "openspiel:kuhn_poker"
+    exact = make_solver(tree(game_id), "cfr")
+    exact.run(1)
+    rows = tree(game_id).player_slice(0)
+    truth = exact.state()["regret"][rows]
+    draws = first_iteration_regrets(game_id, sampling, SAMPLES)
+    mean = draws.mean(axis=0)
+    error = draws.std(axis=0, ddof=1) / math.sqrt(SAMPLES)
+    z = np.abs(mean - truth) / np.maximum(error, 1e-12)
+    assert np.all(z < Z_BOUND), f"max z {z.max():.2f}: mean {mean} vs exact {truth}"
+    assert np.any(error > 0), "the samples never varied"
+
+
+def test_a_biased_estimate_would_be_caught() -> None:
+    """The check above can fail: the same samples, scaled by 1.1, are rejected."""
+    game_id = "openspiel:kuhn_poker"
+    exact = make_solver(tree(game_id), "cfr")
+    exact.run(1)
+    truth = exact.state()["regret"][tree(game_id).player_slice(0)]
+    draws = 1.1 * first_iteration_regrets(game_id, "external", SAMPLES)
+    z = np.abs(draws.mean(axis=0) - truth) / np.maximum(draws.std(axis=0, ddof=1) / math.sqrt(SAMPLES), 1e-12)
+    assert np.any(z >= Z_BOUND)
+
+
+CONVERGENCE = {
+    # (iterations, NashConv bound by scheme); uniform play has NashConv 11/12 (Kuhn) and 4.75 (Leduc).
+    "openspiel:kuhn_poker": (20_000, {"chance": 0.03, "external": 0.03, "outcome": 0.06, "pure": 0.03}),
+    "rlcard:kuhn-poker": (20_000, {"chance": 0.03, "external": 0.03, "outcome": 0.06, "pure": 0.03}),
+    "openspiel:leduc_poker": (100_000, {"chance": 0.25, "external": 0.25, "outcome": 1.5, "pure": 0.25}),
+    "rlcard:leduc-holdem": (100_000, {"chance": 0.25, "external": 0.25, "outcome": 1.5, "pure": 0.25}),
+}
+
+
+@pytest.mark.parametrize("sampling", sorted(SCHEMES))
+@pytest.mark.parametrize("game_id", sorted(CONVERGENCE))
+def test_every_scheme_converges(game_id: str, sampling: str) -> None:
+    iterations, bounds = CONVERGENCE[game_id]
+    t = tree(game_id)
+    solver = make_solver(t, "cfr", sampling=sampling, rng=np.random.default_rng(7))
+    solver.run(iterations // 100)
+    early = exploitability_of_strategy(t, solver.average_strategy()).nash_conv
+    solver.run(iterations - solver.iteration)
+    late = exploitability_of_strategy(t, solver.average_strategy()).nash_conv
+    assert late < bounds[sampling] and late < early / 2
+
+
+@pytest.mark.parametrize("algorithm", ["cfr+", "lcfr", "dcfr"])
+@pytest.mark.parametrize("sampling", sorted(SCHEMES))
+def test_every_update_rule_converges_with_every_scheme(sampling: str, algorithm: str) -> None:
+    t = tree("openspiel:kuhn_poker")
+    solver = make_solver(t, algorithm, sampling=sampling, rng=np.random.default_rng(3))
+    solver.run(20_000)
+    assert exploitability_of_strategy(t, solver.average_strategy()).nash_conv < 0.06
+
+
+OPENSPIEL_SOLVERS = {
+    "external": lambda game, seed: pyspiel.ExternalSamplingMCCFRSolver(game, seed, pyspiel.MCCFRAverageType.SIMPLE),
+    "outcome": lambda game, seed: pyspiel.OutcomeSamplingMCCFRSolver(game, 0.6, seed),
+}
+
+
+@pytest.mark.parametrize("sampling", sorted(OPENSPIEL_SOLVERS))
+@pytest.mark.parametrize(
+    ("game_id", "iterations"), [("openspiel:kuhn_poker", 5_000), ("openspiel:leduc_poker", 20_000)]
+)
+def test_no_worse_than_openspiel_mccfr_at_equal_iterations(game_id: str, iterations: int, sampling: str) -> None:
+    """Over 5 seeds each, our mean NashConv is at most OpenSpiel C++'s plus 2 standard errors of the difference."""
+    t = tree(game_id)
+    game = pyspiel.load_game(game_id.removeprefix("openspiel:"))
+    ours, theirs = [], []
+    for seed in range(5):
+        solver = make_solver(t, "cfr", sampling=sampling, rng=np.random.default_rng(seed))
+        solver.run(iterations)
+        ours.append(exploitability_of_strategy(t, solver.average_strategy()).nash_conv)
+        reference = OPENSPIEL_SOLVERS[sampling](game, seed + 1)
+        for _ in range(iterations):
+            reference.run_iteration()
+        theirs.append(pyspiel.nash_conv(game, reference.average_policy(), True))
+    spread = math.sqrt((statistics.variance(ours) + statistics.variance(theirs)) / 5)
+    assert statistics.mean(ours) <= statistics.mean(theirs) + 2 * spread, (ours, theirs)
+
+
+@pytest.mark.parametrize("sampling", sorted(SCHEMES))
+@pytest.mark.parametrize("game_id", ["openspiel:leduc_poker", "rlcard:leduc-holdem"])
+def test_openspiel_nash_conv_of_a_sampled_policy_equals_ours(game_id: str, sampling: str) -> None:
+    """Native OpenSpiel Leduc, and RLCard Leduc bridged into OpenSpiel."""
+    t = tree(game_id)
+    solver = make_solver(t, "cfr", sampling=sampling, rng=np.random.default_rng(1))
+    solver.run(2_000)
+    policy = solver.average_policy()
+    tabular = policy.openspiel_policy()
+    theirs = openspiel_exploitability.nash_conv(tabular.game, tabular)
+    assert abs(exploitability_of_strategy(t, solver.average_strategy()).nash_conv - theirs) <= 1e-9
+
+
+@pytest.mark.parametrize("sampling", sorted(SCHEMES))
+def test_the_same_seed_gives_the_same_policy_file(tmp_path: Path, sampling: str) -> None:
+    files = []
+    for name, seed in (("a", "5"), ("b", "5"), ("c", "6")):
+        out = tmp_path / f"{name}.json"
+        command = [sys.executable, "-m", "cfr_agents", "train", "--game", "openspiel:leduc_poker", "--algo",
+                   "cfr", "--sampling", sampling, "--iterations", "3000", "--seed", seed, "--out", str(out),
+                   "--quiet"]  # fmt: skip
+        subprocess.run(command, check=True, capture_output=True, timeout=300)
+        files.append(out.read_bytes())
+    assert files[0] == files[1]
+    assert files[0] != files[2]
+
+
+def test_the_policy_file_records_the_scheme(tmp_path: Path) -> None:
+    from cfr_agents import load_policy
+
+    solver = make_solver(tree("openspiel:kuhn_poker"), "lcfr", sampling="outcome", rng=np.random.default_rng(0),
+                         averaging="optimistic", epsilon=0.4)  # fmt: skip
+    solver.run(10)
+    solver.average_policy().save(tmp_path / "p.json")
+    parameters = load_policy(tmp_path / "p.json").parameters
+    assert parameters["sampling"] == "outcome" and parameters["averaging"] == "optimistic"
+    assert parameters["epsilon"] == 0.4 and parameters["gamma"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"algorithm": "pcfr+", "sampling": "external"}, "does not combine with sampling"),
+        ({"algorithm": "cfr", "sampling": "external", "averaging": "stochastic"}, "does not apply"),
+        ({"algorithm": "cfr", "sampling": "external", "epsilon": 0.5}, "only applies to --sampling outcome"),
+        ({"algorithm": "cfr", "sampling": "outcome", "epsilon": 0.0}, "must be in (0, 1]"),
+        ({"algorithm": "cfr", "sampling": "bogus"}, "unknown sampling scheme"),
+        ({"algorithm": "cfr", "sampling": "none", "averaging": "simple"}, "apply to sampled solvers only"),
+    ],
+)
+def test_combinations_that_cannot_work_are_refused(kwargs: dict[str, object], message: str) -> None:
+    algorithm = str(kwargs.pop("algorithm"))
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)").replace("+", r"\+")):
+        make_solver(tree("openspiel:kuhn_poker"), algorithm, rng=np.random.default_rng(0), **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_sampled_solver_needs_a_generator() -> None:
+    with pytest.raises(InputError, match=r"numpy\.random\.Generator"):
+        make_solver(tree("openspiel:kuhn_poker"), "cfr", sampling="external")
