@@ -13,7 +13,7 @@ from typing import Any
 from adapters import load_game
 from adapters.errors import InputError
 from cfr_agents.cli.common import mbb, positive_float, positive_int, real
-from cfr_agents.files import check_writable, write_atomic
+from cfr_agents.files import check_outputs, write_atomic
 from cfr_agents.solvers import ALGORITHMS, make_solver
 from cfr_agents.training import StopRule, TrainingRun, train
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
@@ -69,9 +69,7 @@ def run(args: argparse.Namespace) -> int:
     if args.iterations is None and args.target_nash_conv is None and args.time_limit is None:
         raise InputError("give --iterations, --target-nash-conv or --time-limit")
     rule = replace(ALGORITHMS[args.algo], **overrides)
-    for path in (args.out, args.curve):
-        if path is not None:
-            check_writable(path)
+    check_outputs(args.out, args.curve)
     game = load_game(args.game)
     tree = compile_tree(game)
     solver = make_solver(tree, args.algo, rule)
