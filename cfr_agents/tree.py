@@ -20,13 +20,14 @@ kept as well, for samplers and for exact values between arbitrary agents.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 
-from adapters import Game, State
+from adapters import Game, State, load_game
 from adapters.base import CHANCE, NUM_PLAYERS, TERMINAL
 from adapters.errors import UnsupportedGameError
 
@@ -238,6 +239,15 @@ def compile_tree(game: Game) -> CompiledTree:
     builder = _Builder()
     _walk(builder, game, game.new_initial_state())
     return _assemble(builder, game, started)
+
+
+@functools.lru_cache(maxsize=8)
+def load_tree(game_id: str) -> CompiledTree:
+    """The compiled tree of ``game_id``, compiled once per process (the eight last used are kept).
+
+    Callers share it, so they must not write to its arrays (nothing in this package does).
+    """
+    return compile_tree(load_game(game_id))
 
 
 def _assemble(builder: _Builder, game: Game, started: float) -> CompiledTree:
