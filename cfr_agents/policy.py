@@ -113,6 +113,17 @@ class Policy:
                 strategy[row, actions.index(action)] = probability
         return strategy
 
+    def for_game(self, game_id: str) -> Policy:
+        """This policy for another game with the same strategic form: the same infoset keys,
+        players, legal actions and sequence-form payoffs (``openspiel:kuhn_poker`` and
+        ``rlcard:kuhn-poker``), checked on both compiled trees; any other game is refused."""
+        from cfr_agents.tree import check_same_strategic_form, load_tree
+
+        source, target = load_tree(self.game_id), load_tree(game_id)
+        self.strategy_on(source)  # the table fits its own game
+        check_same_strategic_form(source, target)
+        return replace(self, game_id=target.game_id, rules_fingerprint=target.rules_fingerprint)
+
     def game(self) -> Game:
         """The game this policy is for, after checking the installed rules still match."""
         game = load_game(self.game_id)

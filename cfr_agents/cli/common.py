@@ -10,13 +10,16 @@ EXIT_USAGE = 2
 """Bad input: an option, a file or a name that cannot be used."""
 EXIT_DISAGREE = 1
 """A cross-check that found a difference."""
-EXIT_INTERRUPTED = 130
 
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """One line, exit status 2 (argparse would print the whole usage first)."""
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+    def format_help(self) -> str:
+        """argparse's help with reStructuredText double backticks removed: docstrings read plainly."""
+        return super().format_help().replace("``", "")
 
 
 def positive_int(text: str) -> int:

@@ -127,7 +127,8 @@ def _run_with_progress(solver: Any, stop: StopRule, *, show: bool, curve: bool) 
             if nash_conv is not None:
                 bar.set_postfix_str(f"NashConv {nash_conv:.3g}", refresh=False)
 
-        return train(solver, stop, _nash_conv, record_curve=curve, on_progress=progress)
+        # A visible bar shows NashConv measured at the curve's log-spaced iterations.
+        return train(solver, stop, _nash_conv, record_curve=curve or not bar.disable, on_progress=progress)
 
 
 def _write_curve(path: str, run: TrainingRun) -> None:
