@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import csv
 import fcntl
@@ -21,6 +20,7 @@ import pytest
 
 from cfr_agents.cli import build_parser, main
 from cfr_agents.cli.common import Parser
+from tests.support import cli_commands
 
 TRAIN_FIELDS = {"game", "algo", "iterations", "build_seconds", "solve_seconds", "nash_conv", "exploitability",
                 "units", "iterations_per_second", "peak_rss_mb"}  # fmt: skip
@@ -118,12 +118,6 @@ def test_corrupt_and_mismatched_policy_files(tmp_path: Path, capsys: pytest.Capt
     assert "rules" in capsys.readouterr().err
 
 
-def subcommand_parsers() -> dict[str, argparse.ArgumentParser]:
-    """Every command of ``cfr-agents``, as the parser registers them."""
-    actions = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
-    return dict(actions[0].choices)
-
-
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
@@ -133,7 +127,7 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_help_is_plain_text() -> None:
     assert Parser(prog="x", description="reads ``FILE``").format_help().count("reads FILE") == 1
-    helps = {"": build_parser().format_help()} | {n: p.format_help() for n, p in subcommand_parsers().items()}
+    helps = {"": build_parser().format_help()} | {n: p.format_help() for n, p in cli_commands().items()}
     assert set(helps) >= {"", "train", "exploitability"}
     for name, text in helps.items():
         assert "``" not in text, name

@@ -15,7 +15,7 @@ from types import ModuleType
 
 from adapters.errors import InputError
 from cfr_agents.cli import exploitability, train
-from cfr_agents.cli.common import EXIT_USAGE, Parser
+from cfr_agents.cli.common import EXIT_USAGE, Parser, one_line
 from cfr_agents.console import EXIT_INTERRUPTED
 
 DESCRIPTION = "Train CFR-family policies and measure their exploitability."
@@ -46,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(args)
     except InputError as error:
-        print(f"cfr-agents: error: {error}", file=sys.stderr)
+        print(f"cfr-agents: error: {one_line(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("cfr-agents: interrupted", file=sys.stderr)
