@@ -167,3 +167,14 @@ def test_the_progress_bar_shows_nash_conv_on_a_terminal(tmp_path: Path) -> None:
     os.close(master)
     assert process.returncode == 0 and "stopped by time_limit" in summary
     assert re.search(rb"it/s, NashConv \d", transcript), transcript[-500:]
+
+
+@pytest.mark.parametrize("argv", [["exploitability", "two\nlines\x0c.json"], ["train", "--algo", "x\ny"]])
+def test_an_error_quoting_a_line_break_stays_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        status = main(argv)
+    except SystemExit as exit_:  # argparse exits itself
+        status = int(exit_.code or 0)
+    err = capsys.readouterr().err
+    assert status == 2
+    assert len(err.splitlines()) == 1 and ": error: " in err and "\\n" in err
