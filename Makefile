@@ -26,7 +26,8 @@ test: $(STAMP) lint
 	$(BIN)/python -m pytest -m "not slow"
 
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -m slow
+	$(BIN)/python -m pytest -m slow --hypothesis-profile=slow
+	$(BIN)/python -m pytest -m "not slow" --hypothesis-profile=slow tests/test_fuzz_*.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cached_property
 from typing import Final
 
@@ -140,3 +140,12 @@ class Game(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.game_id}>"
+
+
+def replay(game: Game, history: Iterable[int]) -> State:
+    """The state of ``game`` after the ids in ``history``, chance outcomes included, each checked
+    for legality: how a state is rebuilt from what it pickles as."""
+    state = game.new_initial_state()
+    for action in history:
+        state = state.child(action)
+    return state

@@ -20,6 +20,10 @@ Importing :mod:`adapters` registers these names with ``pyspiel.register_game``
 >>> state.information_state_string(0), state.legal_actions()
 ('2', [0, 1])
 
+Bridged games and states pickle (``pickle``, ``multiprocessing``) as the adapter game id and
+the history of applied ids, and ``pyspiel.serialize_game_and_state`` round-trips the
+registered games, so OpenSpiel's ``random_sim_test(..., serialize=True)`` passes.
+
 The bridged game provides the perfect-recall information-state string only: no
 observation strings and no tensors. Chance outcome ids and player action ids are the
 adapter's; ``__str__`` of a state is its full history of applied ids (chance included).
@@ -28,7 +32,7 @@ adapter's; ``__str__`` of a state is its full history of applied ids (chance inc
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, Final
@@ -153,6 +157,10 @@ class BridgedGame(pyspiel.Game):  # type: ignore[misc]
     def new_initial_state(self) -> BridgedState:
         return BridgedState(self, self._root)
 
+    def __reduce__(self) -> tuple[Callable[[str], BridgedGame], tuple[str]]:
+        """Pickled as its adapter game id (``pickle``, ``multiprocessing``); see :func:`bridged_game`."""
+        return bridged_game, (self.adapter_game.game_id,)
+
     def max_chance_nodes_in_history(self) -> int:
         return self.facts.max_chance_nodes_in_history
 
@@ -200,6 +208,11 @@ class Transitions:
     def __deepcopy__(self, memo: dict[int, object]) -> Transitions:
         return self
 
+    def __reduce__(self) -> tuple[type[Transitions], tuple[()]]:
+        """Pickled empty: OpenSpiel's serialization pickles a state's attributes, and a cache
+        is not part of a state (the deserialized state fills a new one)."""
+        return Transitions, ()
+
 
 class BridgedState(pyspiel.State):  # type: ignore[misc]
     """A ``pyspiel.State`` holding the current adapter state in :attr:`adapter_state`.
@@ -245,6 +258,17 @@ class BridgedState(pyspiel.State):  # type: ignore[misc]
         """The applied ids, chance outcomes included: unique per history."""
         return " ".join(str(action) for action in self.history())
 
+    def __reduce__(self) -> tuple[Callable[[BridgedGame, list[int]], BridgedState], tuple[BridgedGame, list[int]]]:
+        """Pickled as its game and history; unpickled by replaying the history."""
+        return _replay_bridged, (self.get_game(), self.history())
+
+
+def _replay_bridged(game: BridgedGame, history: list[int]) -> BridgedState:
+    state = game.new_initial_state()
+    for action in history:
+        state.apply_action(action)
+    return state
+
 
 class InformationStateObserver:
     """OpenSpiel's Python observer interface for the perfect-recall information state.
@@ -279,7 +303,8 @@ class RegisteredGame(BridgedGame):
 
     The creator is a class, as in OpenSpiel's own Python games: ``pyspiel`` keeps it until
     the process exits, and a class (unlike e.g. a ``functools.partial``) is never freed by
-    that last release, which happens after the interpreter has shut down.
+    that last release, which happens after the interpreter has shut down. Each is a
+    module-level class, found under its own name.
     """
 
     adapter_game_id: ClassVar[str]
@@ -290,8 +315,33 @@ class RegisteredGame(BridgedGame):
         super().__init__(load_game(self.adapter_game_id), params)
 
 
-def _registered_class(name: str, game_id: str) -> type[RegisteredGame]:
-    return type(name, (RegisteredGame,), {"adapter_game_id": game_id, "__doc__": f"``{name}``: {game_id}."})
+class RLCardLeducHoldem(RegisteredGame):
+    """``python_rlcard_leduc_holdem``: ``rlcard:leduc-holdem``."""
+
+    adapter_game_id = "rlcard:leduc-holdem"
+
+
+class RLCardKuhnPoker(RegisteredGame):
+    """``python_rlcard_kuhn_poker``: ``rlcard:kuhn-poker``."""
+
+    adapter_game_id = "rlcard:kuhn-poker"
+
+
+_CREATORS: Final[Mapping[str, type[RegisteredGame]]] = MappingProxyType(
+    {"python_rlcard_leduc_holdem": RLCardLeducHoldem, "python_rlcard_kuhn_poker": RLCardKuhnPoker}
+)
+
+
+def bridged_game(game_id: str) -> BridgedGame:
+    """The bridged game of ``game_id``: the registered ``pyspiel`` game if it has a name in
+    :data:`REGISTERED_GAMES`, else a new bridge. A pickled bridged game unpickles through it."""
+    name = short_name(game_id)
+    if name in REGISTERED_GAMES:
+        loaded: BridgedGame = pyspiel.load_game(name)
+        return loaded
+    from adapters import load_game
+
+    return as_pyspiel_game(load_game(game_id))
 
 
 def register() -> None:
@@ -299,4 +349,4 @@ def register() -> None:
     registered = set(pyspiel.registered_names())
     for name, game_id in REGISTERED_GAMES.items():
         if name not in registered:
-            pyspiel.register_game(_game_type(name, game_id), _registered_class(name, game_id))
+            pyspiel.register_game(_game_type(name, game_id), _CREATORS[name])

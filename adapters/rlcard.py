@@ -21,6 +21,7 @@ builds the key from an RLCard environment state at play time
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +29,7 @@ from typing import Any
 import rlcard
 
 from adapters import rlcard_kuhn
-from adapters.base import CHANCE, TERMINAL, Game, State
+from adapters.base import CHANCE, TERMINAL, Game, State, replay
 from adapters.errors import InputError, UnknownGameError
 
 PREFIX = "rlcard:"
@@ -76,6 +77,16 @@ class _Spec:
     clone: Callable[[Any], Any]
     key: Callable[[Mapping[str, Any], int, ActionRecord], str]
     rules: Callable[[Any], dict[str, object]]
+
+
+def _leduc_deck(engine: Any) -> list[Any]:
+    deck: list[Any] = engine.dealer.deck
+    return deck
+
+
+def _kuhn_deck(engine: Any) -> list[Any]:
+    deck: list[Any] = engine.deck
+    return deck
 
 
 def _clone_leduc(engine: Any) -> Any:
@@ -128,7 +139,7 @@ _SPECS = {
         env_id="leduc-holdem",
         units="BB",
         deal=("card", "card", "seat"),
-        deck=lambda engine: engine.dealer.deck,
+        deck=_leduc_deck,
         clone=_clone_leduc,
         key=leduc_infoset_key,
         rules=_leduc_rules,
@@ -137,7 +148,7 @@ _SPECS = {
         env_id=rlcard_kuhn.ENV_ID,
         units="chips",
         deal=("card", "card"),
-        deck=lambda engine: engine.deck,
+        deck=_kuhn_deck,
         clone=_clone_kuhn,
         key=kuhn_infoset_key,
         rules=_kuhn_rules,
@@ -172,9 +183,11 @@ class RLCardState(State):
     """A deal in progress (no engine yet), a decision, a pending public deal, or a terminal.
 
     ``_engine`` is never mutated once a state holds it: every transition works on a clone.
+    ``_history`` is every id applied since the initial state, chance outcomes included: a
+    state pickles as its game id and that history, and unpickles by replaying it.
     """
 
-    __slots__ = ("_deal", "_engine", "_game", "_pending", "_record")
+    __slots__ = ("_deal", "_engine", "_game", "_history", "_pending", "_record")
 
     def __init__(
         self,
@@ -183,12 +196,17 @@ class RLCardState(State):
         engine: Any,
         pending: str | None,
         record: tuple[tuple[int, str], ...],
+        history: tuple[int, ...],
     ) -> None:
         self._game = game
         self._deal = deal
         self._engine = engine
         self._pending = pending
         self._record = record
+        self._history = history
+
+    def __reduce__(self) -> tuple[Callable[[RLCardGame, tuple[int, ...]], State], tuple[RLCardGame, tuple[int, ...]]]:
+        return replay, (self._game, self._history)
 
     def _player(self) -> int:
         if self._engine is None or self._pending is not None:
@@ -215,11 +233,12 @@ class RLCardState(State):
 
     def _apply(self, action: int) -> RLCardState:
         game = self._game
+        history = (*self._history, action)
         if self._engine is None:
             deal = (*self._deal, action)
             if len(deal) < len(game.spec.deal):
-                return RLCardState(game, deal, None, None, ())
-            return RLCardState(game, deal, game.deal_engine(deal), None, ())
+                return RLCardState(game, deal, None, None, (), history)
+            return RLCardState(game, deal, game.deal_engine(deal), None, (), history)
         if self._pending is not None:
             engine = game.spec.clone(self._engine)
             deck = game.spec.deck(engine)
@@ -227,15 +246,15 @@ class RLCardState(State):
             deck.remove(card)
             deck.append(card)  # deal_card() pops it next
             engine.step(self._pending)
-            return RLCardState(game, self._deal, engine, None, self._record)
+            return RLCardState(game, self._deal, engine, None, self._record, history)
         name = game.actions[action]
         record = (*self._record, (self._player(), name))
         engine = game.spec.clone(self._engine)
         cards_left = len(game.spec.deck(engine))
         engine.step(name)
         if len(game.spec.deck(engine)) < cards_left:  # the engine dealt: make it a chance node
-            return RLCardState(game, self._deal, self._engine, name, record)
-        return RLCardState(game, self._deal, engine, None, record)
+            return RLCardState(game, self._deal, self._engine, name, record, history)
+        return RLCardState(game, self._deal, engine, None, record, history)
 
     def _payoffs(self) -> tuple[float, float]:
         first, second = self._engine.get_payoffs()
@@ -284,7 +303,11 @@ class RLCardGame(Game):
         return engine
 
     def new_initial_state(self) -> RLCardState:
-        return RLCardState(self, (), None, None, ())
+        return RLCardState(self, (), None, None, (), ())
+
+    def __reduce__(self) -> tuple[Callable[[str], RLCardGame], tuple[str]]:
+        """Pickled as its env id; unpickled as this process's one game of that id."""
+        return shared_game, (self.spec.env_id,)
 
     def action_name(self, action: int) -> str:
         return self.actions[action]
@@ -297,3 +320,9 @@ class RLCardGame(Game):
         raw_obs = env_state["raw_obs"]
         record = [(int(p), str(a)) for p, a in env_state["action_record"]]
         return self.spec.key(raw_obs, int(raw_obs["current_player"]), record)
+
+
+@functools.cache
+def shared_game(env_id: str) -> RLCardGame:
+    """One :class:`RLCardGame` per env id in this process: what an unpickled game or state uses."""
+    return RLCardGame(env_id)

@@ -2,6 +2,6 @@
 
 import sys
 
-from cfr_agents.cli import main
+from cfr_agents.console import main
 
 sys.exit(main())

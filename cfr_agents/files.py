@@ -1,8 +1,14 @@
-"""Atomic output: a file is either its old content or its complete new content, never half."""
+"""Atomic output: a file is either its old content or its complete new content, never half.
+
+An output path is resolved first: a symlink is written through to its target (the link stays a
+link), a missing file is created, and anything that exists but is not a regular file -- a
+directory, a device, a FIFO, a socket -- is refused, so writing never replaces it.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -10,18 +16,62 @@ from pathlib import Path
 
 from adapters.errors import InputError
 
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))  # fmt: skip
+
+
+def _resolve(path: str | os.PathLike[str]) -> Path:
+    """``path`` with every symlink followed; its final target may be missing."""
+    try:
+        resolved = Path(os.path.realpath(path))
+    except (OSError, ValueError) as error:
+        raise InputError(f"cannot write {os.fspath(path)!r}: {getattr(error, 'strerror', None) or error}") from None
+    if resolved.is_symlink():  # realpath stops at a link it cannot follow: a loop
+        raise InputError(f"cannot write {os.fspath(path)!r}: too many levels of symbolic links")
+    return resolved
+
 
 def check_writable(path: str | os.PathLike[str]) -> Path:
-    """Refuse, before any work is done, a target that :func:`replacing` could not replace."""
-    target = Path(path)
+    """The regular file :func:`replacing` would write for ``path`` (symlinks followed); a target
+    that could not be written, or is not a regular file, is refused before any work is done."""
+    shown = os.fspath(path)
+    target = _resolve(path)
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as error:
+        raise InputError(f"cannot write {shown!r}: {error.strerror}") from None
+    if mode is not None and not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        raise InputError(f"cannot write {shown!r}: it is {kind}")
     directory = target.parent
-    if target.is_dir():
-        raise InputError(f"cannot write {str(target)!r}: it is a directory")
     if not directory.is_dir():
-        raise InputError(f"cannot write {str(target)!r}: directory {str(directory)!r} does not exist")
+        raise InputError(f"cannot write {shown!r}: directory {str(directory)!r} does not exist")
     if not os.access(directory, os.W_OK | os.X_OK):
-        raise InputError(f"cannot write {str(target)!r}: directory {str(directory)!r} is not writable")
+        raise InputError(f"cannot write {shown!r}: directory {str(directory)!r} is not writable")
     return target
+
+
+def check_outputs(*paths: str | os.PathLike[str] | None) -> None:
+    """:func:`check_writable` for each path given, and refuse two that name one file (after
+    following symlinks; hard links to one file count as one)."""
+    seen: dict[object, str] = {}
+    for path in paths:
+        if path is not None:
+            identity = _identity(check_writable(path))
+            if identity in seen:
+                raise InputError(f"output files {seen[identity]!r} and {os.fspath(path)!r} are the same file")
+            seen[identity] = os.fspath(path)
+
+
+def _identity(target: Path) -> object:
+    """``(device, inode)`` of an existing file, else its resolved path."""
+    try:
+        info = target.stat()
+    except OSError:
+        return target
+    return (info.st_dev, info.st_ino)
 
 
 def _new_file_mode(target: Path) -> int:
@@ -35,15 +85,16 @@ def _new_file_mode(target: Path) -> int:
 
 @contextmanager
 def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """A temporary path beside ``path`` to write; renamed over ``path`` when the block ends,
-    removed if it raises (also on Ctrl-C). A failing file system call is an :class:`InputError`."""
+    """A temporary path beside the file ``path`` names (symlinks followed) to write; renamed over
+    that file when the block ends, removed if it raises (also on Ctrl-C). A failing file system
+    call is an :class:`InputError`."""
     target = check_writable(path)
     try:
         descriptor, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         os.fchmod(descriptor, _new_file_mode(target))
         os.close(descriptor)
     except OSError as error:
-        raise InputError(f"cannot write {str(target)!r}: {error.strerror}") from None
+        raise InputError(f"cannot write {os.fspath(path)!r}: {error.strerror}") from None
     temporary = Path(name)
     try:
         yield temporary
@@ -51,7 +102,7 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
     except BaseException as error:
         temporary.unlink(missing_ok=True)
         if isinstance(error, OSError):
-            raise InputError(f"cannot write {str(target)!r}: {error.strerror}") from None
+            raise InputError(f"cannot write {os.fspath(path)!r}: {error.strerror}") from None
         raise
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -89,8 +89,8 @@ class Policy:
         except KeyError:
             raise InputError(f"the policy has no entry for infoset {key!r}") from None
 
-    def check_game(self, game_id: str, rules_fingerprint: str) -> None:
-        """Refuse use on another game or on other rules."""
+    def check_game(self, game_id: str, rules_fingerprint: str, units: str | None = None) -> None:
+        """Refuse use on another game, on other rules, or (when ``units`` is given) in other units."""
         if game_id != self.game_id:
             raise InputError(f"the policy is for {self.game_id}, not {game_id}")
         if rules_fingerprint != self.rules_fingerprint:
@@ -98,10 +98,12 @@ class Policy:
                 f"the policy was made for rules {self.rules_fingerprint} of {self.game_id}, "
                 f"but the installed game has rules {rules_fingerprint}"
             )
+        if units is not None and units != self.units:
+            raise InputError(f"the policy is in {self.units!r}, but {game_id} pays in {units!r}")
 
     def strategy_on(self, tree: CompiledTree) -> FloatArray:
         """The ``(N, A)`` strategy array on ``tree``; a missing infoset or action is refused."""
-        self.check_game(tree.game_id, tree.rules_fingerprint)
+        self.check_game(tree.game_id, tree.rules_fingerprint, tree.units)
         strategy = np.zeros(tree.action_mask.shape)
         for row, (key, actions) in enumerate(zip(tree.infoset_keys, tree.infoset_actions, strict=True)):
             probabilities = self.action_probabilities(key)
@@ -111,10 +113,21 @@ class Policy:
                 strategy[row, actions.index(action)] = probability
         return strategy
 
+    def for_game(self, game_id: str) -> Policy:
+        """This policy for another game with the same strategic form: the same infoset keys,
+        players, legal actions and sequence-form payoffs (``openspiel:kuhn_poker`` and
+        ``rlcard:kuhn-poker``), checked on both compiled trees; any other game is refused."""
+        from cfr_agents.tree import check_same_strategic_form, load_tree
+
+        source, target = load_tree(self.game_id), load_tree(game_id)
+        self.strategy_on(source)  # the table fits its own game
+        check_same_strategic_form(source, target)
+        return replace(self, game_id=target.game_id, rules_fingerprint=target.rules_fingerprint)
+
     def game(self) -> Game:
         """The game this policy is for, after checking the installed rules still match."""
         game = load_game(self.game_id)
-        self.check_game(game.game_id, game.rules_fingerprint)
+        self.check_game(game.game_id, game.rules_fingerprint, game.units)
         return game
 
     def to_json(self) -> dict[str, Any]:
@@ -150,60 +163,107 @@ class Policy:
 
 
 def load_policy(path: str | Path) -> Policy:
-    """Read a policy file; refuse a missing, corrupt or mismatched one with a one-line error."""
+    """Read a policy file; refuse a missing, corrupt or mismatched one with a one-line error.
+
+    Refused: a file that is not UTF-8 JSON, lacks a field or has one of the wrong type (a
+    probability written as a string or a boolean, a negative ``iterations``); a game that cannot
+    be loaded, or whose rules fingerprint or units differ from the installed game's; an infoset
+    the game does not have, or one of the game's infosets missing; an action not legal at its
+    infoset; a negative probability, or probabilities not summing to 1. A legal action missing
+    from a row has probability 0: the loaded policy lists it with 0.
+    """
     source = Path(path)
     try:
         text = source.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise PolicyFileError(f"policy file {str(source)!r} does not exist") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except IsADirectoryError:
+        raise PolicyFileError(f"policy file {str(source)!r} is a directory") from None
+    except (OSError, ValueError) as error:  # ValueError: undecodable bytes, a NUL in the path
         raise PolicyFileError(f"cannot read policy file {str(source)!r}: {error}") from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as error:
         raise PolicyFileError(
             f"policy file {str(source)!r} is not valid JSON (line {error.lineno}: {error.msg})"
         ) from None
-    policy = _from_json(data, str(source))
-    try:
-        policy.game()
-    except InputError as error:
-        raise PolicyFileError(f"policy file {str(source)!r}: {error}") from None
-    return policy
+    except (ValueError, RecursionError) as error:  # a duplicate key, a 5,000-digit number, deep nesting
+        raise PolicyFileError(f"policy file {str(source)!r} is not valid JSON ({error})") from None
+    return _from_json(data, str(source))
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as a dict; a key given twice (JSON would keep the last) is refused."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise ValueError(f"duplicate key {key!r}")
+        seen.add(key)
+    return dict(pairs)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _from_json(data: object, source: str) -> Policy:
+    from cfr_agents.tree import load_tree
+
     def fail(problem: str) -> PolicyFileError:
         return PolicyFileError(f"policy file {source!r} {problem}")
 
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise fail(f"is not a {FORMAT} file")
-    if data.get("format_version") != FORMAT_VERSION:
-        raise fail(f"has format_version {data.get('format_version')!r}; this version reads {FORMAT_VERSION}")
+    version = data.get("format_version")
+    if not (_is_number(version) and version == FORMAT_VERSION):
+        raise fail(f"has format_version {version!r}; this version reads {FORMAT_VERSION}")
     expected = {"game": str, "rules_fingerprint": str, "units": str, "algorithm": str,
                 "parameters": dict, "iterations": int, "policy": dict}  # fmt: skip
     for name, kind in expected.items():
-        if not isinstance(data.get(name), kind):
+        value = data.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
             raise fail(f"has no valid {name!r} field")
-    table: dict[str, dict[int, float]] = {}
+    if data["iterations"] < 0:
+        raise fail(f"has a negative 'iterations' field ({data['iterations']})")
+    rows: dict[str, dict[str, int | float]] = {}
     for key, row in data["policy"].items():
         if not isinstance(row, dict) or not row:
             raise fail(f"has no action probabilities for infoset {key!r}")
-        try:
-            parsed = {int(a): float(p) for a, p in row.items()}
-        except (TypeError, ValueError):
-            raise fail(f"has a non-numeric action or probability at infoset {key!r}") from None
-        if any(not math.isfinite(p) or p < 0 for p in parsed.values()):
-            raise fail(f"has a negative or non-finite probability at infoset {key!r}")
-        if abs(sum(parsed.values()) - 1.0) > _TOLERANCE:
-            raise fail(f"has probabilities summing to {sum(parsed.values()):.9g} at infoset {key!r}")
-        table[key] = parsed
-    return Policy(
+        if not all(_is_number(p) for p in row.values()):
+            raise fail(f"has a probability that is not a number at infoset {key!r}")
+        if not all(0 <= p <= 1 + _TOLERANCE for p in row.values()):  # also refuses NaN
+            raise fail(f"has a probability outside [0, 1] at infoset {key!r}")
+        total = math.fsum(row.values())
+        if abs(total - 1.0) > _TOLERANCE:
+            raise fail(f"has probabilities summing to {total:.9g} at infoset {key!r}")
+        rows[key] = row
+    try:
+        tree = load_tree(data["game"])
+    except InputError as error:
+        raise fail(f"is for a game that cannot be loaded: {error}") from None
+    policy = Policy(
         game_id=data["game"],
         rules_fingerprint=data["rules_fingerprint"],
         units=data["units"],
         algorithm=data["algorithm"],
         parameters=data["parameters"],
         iterations=data["iterations"],
-        table=table,
+        table={},
     )
+    try:
+        policy.check_game(tree.game_id, tree.rules_fingerprint, tree.units)
+    except InputError as error:
+        raise fail(f"does not fit the installed game: {error}") from None
+    table: dict[str, dict[int, float]] = {}
+    for key, row in rows.items():
+        if key not in tree.index:
+            raise fail(f"has infoset {key!r}, which {tree.game_id} does not have")
+        legal = tree.infoset_actions[tree.index[key]]
+        illegal = set(row) - {str(action) for action in legal}
+        if illegal:
+            raise fail(f"plays action {min(illegal)!r} at infoset {key!r}, where the legal actions are {list(legal)}")
+        table[key] = {action: float(row.get(str(action), 0.0)) for action in legal}
+    missing = [key for key in tree.infoset_keys if key not in table]
+    if missing:
+        raise fail(f"has no entry for {len(missing)} of {tree.game_id}'s infosets, e.g. {missing[0]!r}")
+    return replace(policy, table=table)

@@ -20,15 +20,16 @@ kept as well, for samplers and for exact values between arbitrary agents.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 
-from adapters import Game, State
+from adapters import Game, State, load_game
 from adapters.base import CHANCE, NUM_PLAYERS, TERMINAL
-from adapters.errors import UnsupportedGameError
+from adapters.errors import InputError, UnsupportedGameError
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -238,6 +239,50 @@ def compile_tree(game: Game) -> CompiledTree:
     builder = _Builder()
     _walk(builder, game, game.new_initial_state())
     return _assemble(builder, game, started)
+
+
+def check_same_strategic_form(source: CompiledTree, target: CompiledTree) -> None:
+    """Refuse, naming the first difference, two trees that a strategy cannot move between.
+
+    They must have the same infoset keys in the same order, the same players, legal actions and
+    parent sequences (so a strategy array means the same on both), the same units, and the same
+    sequence-form payoffs: for every pair of sequences, the chance-weighted payoff of the
+    terminals that end in it, to 1e-12. Terminal order and node layout may differ; every value
+    or best response computed from a strategy is then the same on both.
+    """
+    same = {
+        "units": source.units == target.units,
+        "infoset keys": source.infoset_keys == target.infoset_keys,
+        "legal actions": source.infoset_actions == target.infoset_actions,
+        "players": np.array_equal(source.infoset_player, target.infoset_player),
+        "sequences": np.array_equal(source.parent_sequence, target.parent_sequence),
+        "sequence-form payoffs": _same_payoffs(source, target),
+    }
+    problem = next((name for name, equal in same.items() if not equal), None)
+    if problem is not None:
+        raise InputError(f"{source.game_id} and {target.game_id} are not the same game: their {problem} differ")
+
+
+def _sequence_form_payoffs(tree: CompiledTree) -> tuple[IntArray, FloatArray]:
+    """The sequence pairs that end terminals, sorted, and each pair's chance-weighted payoffs."""
+    pairs = tree.terminal_sequence[0] * tree.num_sequences + tree.terminal_sequence[1]
+    unique, inverse = np.unique(pairs, return_inverse=True)
+    payoffs = [np.bincount(inverse, tree.terminal_chance * u, len(unique)) for u in tree.terminal_utility]
+    return unique.astype(np.int64), np.stack(payoffs).astype(np.float64)
+
+
+def _same_payoffs(source: CompiledTree, target: CompiledTree) -> bool:
+    (ours, our_payoffs), (theirs, their_payoffs) = _sequence_form_payoffs(source), _sequence_form_payoffs(target)
+    return np.array_equal(ours, theirs) and np.allclose(our_payoffs, their_payoffs, rtol=0, atol=1e-12)
+
+
+@functools.lru_cache(maxsize=8)
+def load_tree(game_id: str) -> CompiledTree:
+    """The compiled tree of ``game_id``, compiled once per process (the eight last used are kept).
+
+    Callers share it, so they must not write to its arrays (nothing in this package does).
+    """
+    return compile_tree(load_game(game_id))
 
 
 def _assemble(builder: _Builder, game: Game, started: float) -> CompiledTree:

@@ -1,10 +1,21 @@
-"""Fixtures shared by the test modules (helpers live in tests/support.py)."""
+"""Fixtures shared by the test modules (helpers live in tests/support.py), and Hypothesis profiles.
+
+``make test`` runs the property tests with the ``bounded`` profile: few examples, the same ones on
+every run. ``make test-slow`` passes ``--hypothesis-profile=slow``: many more, freshly drawn.
+"""
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.support import GAME_IDS
+
+UNTIMED = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+"""Examples that train or call OpenSpiel take their time; no per-example deadline."""
+settings.register_profile("bounded", UNTIMED, max_examples=20, derandomize=True, database=None)
+settings.register_profile("slow", UNTIMED, max_examples=400)
+settings.load_profile("bounded")
 
 
 @pytest.fixture(params=GAME_IDS)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import functools
 from collections.abc import Iterator
+from typing import Any
 
 import pyspiel
 import pytest
@@ -12,6 +14,7 @@ from open_spiel.python.policy import TabularPolicy
 
 import adapters
 from adapters import Game
+from adapters.rlcard import RLCardGame
 from cfr_agents.tree import CompiledTree, compile_tree
 
 GAME_IDS = (
@@ -30,6 +33,29 @@ def game(game_id: str) -> Game:
 @functools.cache
 def tree(game_id: str) -> CompiledTree:
     return compile_tree(game(game_id))
+
+
+def cli_commands() -> dict[str, argparse.ArgumentParser]:
+    """Every command of ``cfr-agents`` and its parser, as :func:`cfr_agents.cli.build_parser` registers them."""
+    from cfr_agents.cli import build_parser
+
+    [commands] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(commands.choices)
+
+
+def card_name(card: Any) -> str:
+    """An RLCard card as the adapter names it (Leduc's ``Card`` objects, Kuhn's rank strings)."""
+    return str(card.get_index()) if hasattr(card, "get_index") else str(card)
+
+
+def rlcard_deal(engine: Any, game: RLCardGame) -> list[int]:
+    """The adapter's chance outcomes for the deal an RLCard engine made: the hands (and for Leduc
+    the small-blind seat, who acts first)."""
+    hands = [p.hand for p in engine.players] if hasattr(engine, "players") else list(engine.hands)
+    outcomes = [game.deck_index[card_name(card)] for card in hands]
+    if "seat" in game.spec.deal:
+        outcomes.append(int(engine.game_pointer))
+    return outcomes
 
 
 RLCARD_LEDUC_SMALL_BLIND_VALUE = 0.0119127

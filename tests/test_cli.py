@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import fcntl
+import importlib.metadata
 import json
+import os
+import pty
+import re
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import pytest
 
-from cfr_agents.cli import main
+from cfr_agents.cli import build_parser, main
+from cfr_agents.cli.common import Parser
+from tests.support import cli_commands
 
 TRAIN_FIELDS = {"game", "algo", "iterations", "build_seconds", "solve_seconds", "nash_conv", "exploitability",
                 "units", "iterations_per_second", "peak_rss_mb"}  # fmt: skip
@@ -106,3 +116,65 @@ def test_corrupt_and_mismatched_policy_files(tmp_path: Path, capsys: pytest.Capt
     capsys.readouterr()
     assert main(["exploitability", str(tmp_path / "other.json")]) == 2
     assert "rules" in capsys.readouterr().err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"cfr-agents {importlib.metadata.version('cfr-agents')}\n"
+
+
+def test_help_is_plain_text() -> None:
+    assert Parser(prog="x", description="reads ``FILE``").format_help().count("reads FILE") == 1
+    helps = {"": build_parser().format_help()} | {n: p.format_help() for n, p in cli_commands().items()}
+    assert set(helps) >= {"", "train", "exploitability"}
+    for name, text in helps.items():
+        assert "``" not in text, name
+
+
+FAKE_TOOLKIT = "raise KeyboardInterrupt  # Ctrl-C while the toolkits load\n"
+ENTRY_POINT = (
+    "import importlib.metadata, sys\n"
+    "[entry] = importlib.metadata.entry_points(group='console_scripts', name='cfr-agents')\n"
+    "sys.exit(entry.load()())\n"
+)
+
+
+@pytest.mark.parametrize("command", [["-m", "cfr_agents"], ["-c", ENTRY_POINT, "cfr-agents"]], ids=["-m", "script"])
+def test_ctrl_c_during_start_up_is_one_line_and_status_130(tmp_path: Path, command: list[str]) -> None:
+    (tmp_path / "rlcard").mkdir()
+    (tmp_path / "rlcard" / "__init__.py").write_text(FAKE_TOOLKIT)
+    environment = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    argv = [sys.executable, *command, "exploitability", "x.json"]
+    result = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=environment, timeout=120)
+    assert (result.returncode, result.stdout, result.stderr) == (130, "", "cfr-agents: interrupted\n")
+
+
+def test_the_progress_bar_shows_nash_conv_on_a_terminal(tmp_path: Path) -> None:
+    """On a terminal (a pty here), the bar shows NashConv even with no target and no curve."""
+    master, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 160, 0, 0))
+    argv = [sys.executable, "-m", "cfr_agents", "train", "--game", "openspiel:leduc_poker", "--algo", "cfr",
+            "--time-limit", "0.5", "--out", str(tmp_path / "p.json")]  # fmt: skip
+    with subprocess.Popen(argv, stderr=terminal, stdout=subprocess.PIPE, text=True) as process:
+        os.close(terminal)
+        transcript = b""
+        with contextlib.suppress(OSError):  # EIO once the process has closed the terminal
+            while chunk := os.read(master, 4096):
+                transcript += chunk
+        summary, _ = process.communicate(timeout=120)
+    os.close(master)
+    assert process.returncode == 0 and "stopped by time_limit" in summary
+    assert re.search(rb"it/s, NashConv \d", transcript), transcript[-500:]
+
+
+@pytest.mark.parametrize("argv", [["exploitability", "two\nlines\x0c.json"], ["train", "--algo", "x\ny"]])
+def test_an_error_quoting_a_line_break_stays_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        status = main(argv)
+    except SystemExit as exit_:  # argparse exits itself
+        status = int(exit_.code or 0)
+    err = capsys.readouterr().err
+    assert status == 2
+    assert len(err.splitlines()) == 1 and ": error: " in err and "\\n" in err

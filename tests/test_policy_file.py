@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyspiel
 import pytest
@@ -113,3 +117,73 @@ def test_saved_files_get_the_usual_permissions(leduc_file: Path, tmp_path: Path)
         assert kept.stat().st_mode & 0o777 == 0o600
     finally:
         os.umask(umask)
+
+
+@pytest.fixture(scope="module")
+def kuhn_data() -> dict[str, Any]:
+    solver = make_solver(tree("rlcard:kuhn-poker"), "cfr")
+    solver.run(5)
+    return solver.average_policy().to_json()
+
+
+def _with(data: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    return {**json.loads(json.dumps(data)), **changes}
+
+
+def _with_row(data: dict[str, Any], key: str, row: Any) -> dict[str, Any]:
+    return _with(data, policy={**data["policy"], key: row})
+
+
+REFUSED: dict[str, tuple[Callable[[dict[str, Any]], object], str]] = {
+    "unknown infoset": (lambda d: _with_row(d, "3pb", {"0": 0.5, "1": 0.5}), "which rlcard:kuhn-poker does not have"),
+    "missing infoset": (lambda d: _with(d, policy={k: v for k, v in d["policy"].items() if k != "1p"}), "no entry"),
+    "string probability": (lambda d: _with_row(d, "0", {"0": "0.5", "1": "0.5"}), "not a number"),
+    "boolean probability": (lambda d: _with_row(d, "0", {"0": True, "1": False}), "not a number"),
+    "NaN probability": (lambda d: _with_row(d, "0", {"0": math.nan, "1": 1.0}), "outside [0, 1]"),
+    "probability above 1": (lambda d: _with_row(d, "0", {"0": 2.0, "1": -1.0}), "outside [0, 1]"),
+    "illegal action": (lambda d: _with_row(d, "0", {"0": 0.5, "2": 0.5}), "legal actions are [0, 1]"),
+    "padded action id": (lambda d: _with_row(d, "0", {"0": 0.5, "01": 0.5}), "legal actions are [0, 1]"),
+    "negative iterations": (lambda d: _with(d, iterations=-1), "negative 'iterations'"),
+    "boolean iterations": (lambda d: _with(d, iterations=True), "'iterations'"),
+    "boolean format_version": (lambda d: _with(d, format_version=True), "format_version"),
+    "other units": (lambda d: _with(d, units="BB"), "pays in 'chips'"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_the_loader_refuses_what_does_not_fit_the_game(kuhn_data: dict[str, Any], tmp_path: Path, case: str) -> None:
+    mutate, message = REFUSED[case]
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(mutate(kuhn_data)))
+    with pytest.raises(PolicyFileError, match=re.escape(message)) as error:
+        load_policy(path)
+    assert "\n" not in str(error.value)
+    path.write_text(json.dumps(kuhn_data))
+    assert load_policy(path).table  # the unchanged document loads
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"a": 1, "a": 2}', "duplicate key 'a'"),
+        ("[" * 100_000 + "]" * 100_000, "not valid JSON"),
+        ('{"x": ' + "9" * 5000 + "}", "not valid JSON"),
+    ],
+    ids=["duplicate key", "deep nesting", "5000-digit number"],
+)
+def test_json_the_parser_chokes_on_is_refused(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "p.json"
+    path.write_text(text)
+    with pytest.raises(PolicyFileError, match=message):
+        load_policy(path)
+
+
+def test_a_legal_action_missing_from_a_row_has_probability_0(kuhn_data: dict[str, Any], tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(_with_row(kuhn_data, "0", {"1": 1.0})))
+    policy = load_policy(path)
+    assert policy.table["0"] == {0: 0.0, 1: 1.0}
+    agent = policy.rlcard_agent(seed=0)
+    state = {"raw_obs": {"hand": "J", "current_player": 0}, "action_record": [], "legal_actions": {0: None, 1: None}}
+    assert agent.probabilities(state) == {0: 0.0, 1: 1.0}
+    assert all(agent.step(state) == 1 for _ in range(20))

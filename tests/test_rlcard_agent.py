@@ -15,7 +15,7 @@ from adapters import State
 from adapters.errors import InputError
 from adapters.rlcard import RLCardGame
 from cfr_agents import Policy, make_solver
-from tests.support import game, tree
+from tests.support import card_name, game, rlcard_deal, tree
 
 
 def test_kuhn_env_is_registered_with_rlcard() -> None:
@@ -24,21 +24,6 @@ def test_kuhn_env_is_registered_with_rlcard() -> None:
     for _ in range(50):
         _, payoffs = env.run(is_training=False)
         assert payoffs[0] == -payoffs[1] and abs(payoffs[0]) in (1, 2)
-
-
-def _deal_of(env_id: str, engine: Any, g: RLCardGame) -> list[int]:
-    hands = [g.deck_index[c] for c in (_name(p) for p in _hands(engine))]
-    if env_id == "leduc-holdem":
-        return [*hands, int(engine.game_pointer)]  # the small blind acts first
-    return hands
-
-
-def _hands(engine: Any) -> list[Any]:
-    return [p.hand for p in engine.players] if hasattr(engine, "players") else list(engine.hands)
-
-
-def _name(card: Any) -> str:
-    return str(card.get_index()) if hasattr(card, "get_index") else str(card)
 
 
 @pytest.mark.parametrize("env_id", ["leduc-holdem", "kuhn-poker"])
@@ -51,11 +36,11 @@ def test_adapter_follows_the_real_environment(env_id: str) -> None:
     for _ in range(300):
         env_state, player = env.reset()
         state: State = g.new_initial_state()
-        for outcome in _deal_of(env_id, env.game, g):
+        for outcome in rlcard_deal(env.game, g):
             state = state.child(outcome)
         while not env.is_over():
             if state.is_chance_node():  # the env dealt the public card on the last action
-                state = state.child(g.deck_index[_name(env.game.public_card)])
+                state = state.child(g.deck_index[card_name(env.game.public_card)])
             assert state.current_player() == player
             assert state.information_state_key(player) == g.key_from_env_state(env_state)
             assert state.legal_actions() == tuple(sorted(env_state["legal_actions"]))
@@ -63,7 +48,7 @@ def test_adapter_follows_the_real_environment(env_id: str) -> None:
             env_state, player = env.step(action)
             state = state.child(action)
         if state.is_chance_node():
-            state = state.child(g.deck_index[_name(env.game.public_card)])
+            state = state.child(g.deck_index[card_name(env.game.public_card)])
         assert state.is_terminal()
         assert state.returns() == pytest.approx(tuple(env.get_payoffs()))
 

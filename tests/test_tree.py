@@ -1,11 +1,18 @@
-"""The compiled tree: sizes, build time reporting and the Kuhn isomorphism across toolkits."""
+"""The compiled tree: sizes, build time reporting, the Kuhn isomorphism across toolkits and moving policies."""
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
+import dataclasses
 
-from cfr_agents.tree import KIND_DECISION, CompiledTree
+import numpy as np
+import pyspiel
+import pytest
+from open_spiel.python.algorithms import exploitability as openspiel_exploitability
+
+from adapters import InputError
+from cfr_agents import Policy, make_solver
+from cfr_agents.tree import KIND_DECISION, CompiledTree, check_same_strategic_form
+from eval import exploitability
 from tests.support import tree
 
 
@@ -66,3 +73,47 @@ def test_rlcard_and_openspiel_kuhn_trees_are_isomorphic() -> None:
         return {(int(s0), int(s1), round(float(c), 12), float(u)) for s0, s1, c, u in zip(*columns, strict=True)}
 
     assert leaves(ours) == leaves(theirs)
+
+
+def test_a_kuhn_policy_moves_between_the_toolkits() -> None:
+    """``for_game`` moves a policy to the other toolkit's Kuhn; OpenSpiel's own nash_conv agrees on both."""
+    solver = make_solver(tree("openspiel:kuhn_poker"), "cfr+")
+    solver.run(30)
+    openspiel_policy = solver.average_policy()
+    moved = openspiel_policy.for_game("rlcard:kuhn-poker")
+    assert moved.game_id == "rlcard:kuhn-poker"
+    assert moved.rules_fingerprint == tree("rlcard:kuhn-poker").rules_fingerprint
+    theirs = openspiel_exploitability.nash_conv(pyspiel.load_game("kuhn_poker"), openspiel_policy.openspiel_policy())
+    theirs_bridged = openspiel_exploitability.nash_conv(pyspiel.load_game("python_rlcard_kuhn_poker"),
+                                                        moved.openspiel_policy())  # fmt: skip
+    assert theirs > 1e-3 and theirs_bridged == pytest.approx(theirs, abs=1e-12)
+    assert exploitability(moved, tree("rlcard:kuhn-poker")).nash_conv == pytest.approx(theirs, abs=1e-12)
+    assert moved.for_game("openspiel:kuhn_poker") == openspiel_policy
+    moved.rlcard_agent(seed=0)  # an RLCard agent now
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "difference"),
+    [
+        ("openspiel:leduc_poker", "rlcard:leduc-holdem", "units"),
+        ("openspiel:kuhn_poker", "openspiel:leduc_poker", "infoset keys"),
+    ],
+)
+def test_a_policy_does_not_move_to_another_game(source: str, target: str, difference: str) -> None:
+    with pytest.raises(InputError, match=f"not the same game: their {difference} differ"):
+        Policy.uniform(tree(source)).for_game(target)
+
+
+def test_the_same_game_check_compares_payoffs_not_layout() -> None:
+    kuhn = tree("openspiel:kuhn_poker")
+    order = np.random.default_rng(0).permutation(kuhn.num_terminals)
+    shuffled = dataclasses.replace(
+        kuhn,
+        terminal_sequence=kuhn.terminal_sequence[:, order],
+        terminal_chance=kuhn.terminal_chance[order],
+        terminal_utility=kuhn.terminal_utility[:, order],
+    )
+    check_same_strategic_form(kuhn, shuffled)
+    doubled = dataclasses.replace(kuhn, terminal_utility=kuhn.terminal_utility * 2)
+    with pytest.raises(InputError, match="sequence-form payoffs differ"):
+        check_same_strategic_form(kuhn, doubled)

@@ -8,13 +8,15 @@ corrupt or mismatched file) prints one line ``cfr-agents: error: ...`` and exits
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from adapters.errors import InputError
 from cfr_agents.cli import exploitability, train
-from cfr_agents.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, Parser
+from cfr_agents.cli.common import EXIT_USAGE, Parser, one_line
+from cfr_agents.console import EXIT_INTERRUPTED
 
 DESCRIPTION = "Train CFR-family policies and measure their exploitability."
 COMMANDS: tuple[ModuleType, ...] = (train, exploitability)
@@ -22,10 +24,19 @@ COMMANDS: tuple[ModuleType, ...] = (train, exploitability)
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="cfr-agents", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for module in COMMANDS:
         module.register(commands)
     return parser
+
+
+def version() -> str:
+    """The installed distribution's version."""
+    try:
+        return importlib.metadata.version("cfr-agents")
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -35,11 +46,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(args)
     except InputError as error:
-        print(f"cfr-agents: error: {error}", file=sys.stderr)
+        print(f"cfr-agents: error: {one_line(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt as interrupt:
         print(f"cfr-agents: interrupted{f'; {interrupt}' if str(interrupt) else ''}", file=sys.stderr)
         return EXIT_INTERRUPTED
 
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main", "version"]

@@ -15,13 +15,25 @@ EXIT_USAGE = 2
 """Bad input: an option, a file or a name that cannot be used."""
 EXIT_DISAGREE = 1
 """A cross-check that found a difference."""
-EXIT_INTERRUPTED = 130
+
+
+_LINE_BREAKS = {ord(c): repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def one_line(message: str) -> str:
+    """``message`` with every line break (whatever ``str.splitlines`` splits at) written as its escape,
+    so an error stays one line even when it quotes what the user typed."""
+    return message.translate(_LINE_BREAKS)
 
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """One line, exit status 2 (argparse would print the whole usage first)."""
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)}\n")
+
+    def format_help(self) -> str:
+        """argparse's help with reStructuredText double backticks removed: docstrings read plainly."""
+        return super().format_help().replace("``", "")
 
 
 def positive_int(text: str) -> int:

@@ -18,7 +18,7 @@ from adapters import load_game
 from adapters.errors import InputError
 from cfr_agents.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from cfr_agents.cli.common import deferred_interrupt, mbb, positive_float, positive_int, real
-from cfr_agents.files import check_writable, write_atomic
+from cfr_agents.files import check_outputs, write_atomic
 from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES, SampledSolver, Solver, make_solver
 from cfr_agents.solvers.sampling import DEFAULT_EPSILON, check_sampling
 from cfr_agents.training import StopRule, TrainingRun, train
@@ -83,9 +83,7 @@ def run(args: argparse.Namespace) -> int:
     if args.iterations is None and args.target_nash_conv is None and args.time_limit is None:
         raise InputError("give --iterations, --target-nash-conv or --time-limit")
     checkpoint_path = args.checkpoint or args.resume
-    for path in (args.out, args.curve, args.checkpoint):
-        if path is not None:
-            check_writable(path)
+    check_outputs(args.out, args.curve, checkpoint_path)
     if args.resume:
         saved = load_checkpoint(args.resume)
         _check_resume(args, saved)
@@ -204,7 +202,8 @@ def _run_with_progress(
             if interrupt.requested:
                 raise KeyboardInterrupt("checkpoint written" if save is not None else "")
 
-        return train(solver, stop, _nash_conv, record_curve=curve, on_progress=progress)
+        # A visible bar shows NashConv measured at the curve's log-spaced iterations.
+        return train(solver, stop, _nash_conv, record_curve=curve or not bar.disable, on_progress=progress)
 
 
 def _write_curve(path: str, run: TrainingRun) -> None:

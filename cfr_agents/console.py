@@ -1,0 +1,23 @@
+"""The ``cfr-agents`` command's entry point, light enough to answer Ctrl-C while the toolkits load.
+
+Importing the CLI loads NumPy, OpenSpiel and RLCard, which takes a noticeable moment; an
+interrupt then is answered like one during a run: one line ``cfr-agents: interrupted`` and exit
+status 130, never a traceback. This module imports nothing else at import time.
+"""
+
+from __future__ import annotations
+
+import sys
+
+EXIT_INTERRUPTED = 130
+"""Ctrl-C (128 + SIGINT), as shells report it."""
+
+
+def main() -> int:
+    """Load the CLI and run it on ``sys.argv``."""
+    try:
+        from cfr_agents.cli import main as run_cli
+    except KeyboardInterrupt:
+        print("cfr-agents: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return run_cli()
