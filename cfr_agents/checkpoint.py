@@ -71,10 +71,13 @@ class Checkpoint:
                 f"the checkpoint is for {self.game_id} with rules {self.rules_fingerprint}, "
                 f"not {tree.game_id} with rules {tree.rules_fingerprint}"
             )
-        solver = make_solver(
-            tree, self.algorithm, self.rule, sampling=self.sampling, rng=np.random.default_rng(self.seed),
-            averaging=self.averaging, epsilon=self.epsilon,
-        )  # fmt: skip
+        try:
+            solver = make_solver(
+                tree, self.algorithm, self.rule, sampling=self.sampling, rng=np.random.default_rng(self.seed),
+                averaging=self.averaging, epsilon=self.epsilon,
+            )  # fmt: skip
+        except InputError as error:
+            raise CheckpointError(f"the checkpoint's solver settings do not combine: {error}") from None
         expected = solver.state()
         if set(self.arrays) != set(expected):
             raise CheckpointError(f"the checkpoint holds arrays {sorted(self.arrays)}, expected {sorted(expected)}")
@@ -124,6 +127,9 @@ def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
         raise CheckpointError(f"checkpoint {source!r} does not exist") from None
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as error:
         raise CheckpointError(f"checkpoint {source!r} is not a readable .npz archive ({error})") from None
+    for name, array in arrays.items():
+        if not isinstance(array, np.ndarray):  # NumPy hands back a member that is not .npy as bytes
+            raise CheckpointError(f"checkpoint {source!r} has a member {name!r} that is not a NumPy array")
     return _from_arrays(arrays, source)
 
 
@@ -147,6 +153,10 @@ def _from_arrays(arrays: dict[str, np.ndarray], source: str) -> Checkpoint:
     for name, kind in expected.items():
         if not isinstance(header.get(name), kind) or (isinstance(header.get(name), bool) and kind is int):
             raise fail(f"has no valid {name!r} field")
+    if header["seed"] < 0 or header["iteration"] < 0:
+        raise fail("has a negative seed or iteration")
+    if not all(isinstance(name, str) for name in header["arrays"]):
+        raise fail("has no valid 'arrays' field")
     if header["algorithm"] not in ALGORITHMS:
         raise fail(f"names unknown algorithm {header['algorithm']!r}")
     if header["sampling"] != "none" and header["sampling"] not in SCHEMES:

@@ -69,6 +69,8 @@ def test_time_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         (["train", "--game", "openspiel:kuhn_poker", "--algo", "xcfr", "--iterations", "5"], "invalid choice"),
         (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "0"], "positive integer"),
         (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "-3"], "positive integer"),
+        (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "3", "--seed=-1"],
+         "non-negative integer"),
         (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr"], "give --iterations"),
         (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "2", "--alpha", "1"],
          "only apply to --algo dcfr"),

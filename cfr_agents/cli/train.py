@@ -17,7 +17,7 @@ import numpy as np
 from adapters import load_game
 from adapters.errors import InputError
 from cfr_agents.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
-from cfr_agents.cli.common import deferred_interrupt, mbb, positive_float, positive_int, real
+from cfr_agents.cli.common import deferred_interrupt, mbb, non_negative_int, positive_float, positive_int, real
 from cfr_agents.files import check_outputs, write_atomic
 from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES, SampledSolver, Solver, make_solver
 from cfr_agents.solvers.sampling import DEFAULT_EPSILON, check_sampling
@@ -36,7 +36,7 @@ def register(commands: Any) -> None:
     command.add_argument("--iterations", type=positive_int, help="total iterations to run (a cap with targets)")
     command.add_argument("--target-nash-conv", type=positive_float, metavar="X", help="stop at NashConv <= X")
     command.add_argument("--time-limit", type=positive_float, metavar="S", help="stop after S seconds")
-    command.add_argument("--seed", type=int, help="random seed of the sampled solvers, recorded (default 0)")
+    command.add_argument("--seed", type=non_negative_int, help="seed of the sampled solvers, recorded (default 0)")
     command.add_argument("--alpha", type=real, help="DCFR alpha (default 1.5)")
     command.add_argument("--beta", type=real, help="DCFR beta (default 0)")
     command.add_argument("--gamma", type=real, help="DCFR gamma (default 2)")
