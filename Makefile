@@ -1,20 +1,32 @@
-# `make demo` and `make test` each create .venv, install the project, and run.
+# `make demo` and `make test` each create .venv, install what they need, and run.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+INSTALL := $(BIN)/pip install --quiet
 
 .PHONY: demo test test-slow lint bench clean
 
-$(STAMP): pyproject.toml
+$(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	$(INSTALL) --upgrade pip
 	# torch first, pinned: 2.13.0 is the CPU build; an unpinned torch would pull CUDA packages.
-	$(BIN)/pip install --quiet "torch==2.13.0"
-	$(BIN)/pip install --quiet -e ".[nfsp,verify,bench,dev]"
-	touch $(STAMP)
+	$(INSTALL) "torch==2.13.0"
+	touch $@
 
-demo: $(STAMP)
+# One stamp per set of extras: the demo needs no test, LP or benchmark packages.
+$(VENV)/.demo: pyproject.toml $(VENV)/.created
+	$(INSTALL) -e ".[nfsp,plot]"
+	touch $@
+
+$(VENV)/.test: pyproject.toml $(VENV)/.created
+	$(INSTALL) -e ".[nfsp,plot,ray,verify,dev]"
+	touch $@
+
+$(VENV)/.bench: pyproject.toml $(VENV)/.test
+	$(INSTALL) -e ".[nfsp,plot,ray,verify,dev,bench]"
+	touch $@
+
+demo: $(VENV)/.demo
 	mkdir -p out
 	$(BIN)/cfr-agents train --game openspiel:leduc_poker --algo dcfr --iterations 2000 --out out/openspiel_leduc.json
 	$(BIN)/cfr-agents exploitability out/openspiel_leduc.json --cross-check
@@ -22,18 +34,18 @@ demo: $(STAMP)
 	$(BIN)/cfr-agents exploitability out/rlcard_leduc.json --cross-check
 	$(BIN)/python examples/rlcard_tournament.py out/rlcard_leduc.json
 
-test: $(STAMP) lint
+test: $(VENV)/.test lint
 	$(BIN)/python -m pytest -m "not slow"
 
-test-slow: $(STAMP)
+test-slow: $(VENV)/.test
 	$(BIN)/python -m pytest -m slow --hypothesis-profile=slow
 	$(BIN)/python -m pytest -m "not slow" --hypothesis-profile=slow tests/test_fuzz_*.py
 
-lint: $(STAMP)
+lint: $(VENV)/.test
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-bench: $(STAMP)
+bench: $(VENV)/.bench
 	$(BIN)/python benchmarks/solvers.py
 
 clean:

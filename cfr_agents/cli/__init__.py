@@ -14,12 +14,12 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from adapters.errors import InputError
-from cfr_agents.cli import exploitability, train
+from cfr_agents.cli import exploitability, sweep, train
 from cfr_agents.cli.common import EXIT_USAGE, Parser, one_line
 from cfr_agents.console import EXIT_INTERRUPTED
 
 DESCRIPTION = "Train CFR-family policies and measure their exploitability."
-COMMANDS: tuple[ModuleType, ...] = (train, exploitability)
+COMMANDS: tuple[ModuleType, ...] = (train, exploitability, sweep)
 
 
 def build_parser() -> argparse.ArgumentParser:

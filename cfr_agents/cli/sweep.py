@@ -1,0 +1,162 @@
+"""``cfr-agents sweep``: train a grid of solver parameters over seeds, locally or on Ray; report the best."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from adapters.errors import InputError
+from cfr_agents.cli.common import positive_float, positive_int
+from cfr_agents.files import write_atomic
+from cfr_agents.jobs import Job, executor
+from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES
+from eval.sweep import Configuration, Spread, Stop, Summary, best, jobs, parse_grid, parse_seeds, summarise
+
+
+def register(commands: Any) -> None:
+    command = commands.add_parser("sweep", help="train a grid of parameters over seeds; report the best")
+    command.add_argument("--game", required=True, help="openspiel:<game string> or rlcard:<env id>")
+    command.add_argument("--algo", required=True, choices=sorted(ALGORITHMS), help="update rule")
+    command.add_argument("--sampling", default="none", choices=SAMPLING_CHOICES, help="none (default) or MCCFR")
+    command.add_argument("--grid", required=True, help='e.g. "alpha=1,1.5,2;gamma=1,2,3" (alpha, beta, gamma, '
+                         "epsilon, averaging)")  # fmt: skip
+    command.add_argument("--seeds", default="0", help="e.g. 0-4 or 0,3,7 (default 0)")
+    command.add_argument("--target-nash-conv", type=positive_float, metavar="X", help="stop at NashConv <= X")
+    command.add_argument("--iterations", type=positive_int, help="iteration cap")
+    command.add_argument("--time-limit", type=positive_float, metavar="S", help="solve-time cap per job, seconds")
+    command.add_argument("--checkpoint-every", type=positive_float, default=30.0, metavar="SECONDS",
+                         help="seconds between a job's checkpoints (default 30)")  # fmt: skip
+    command.add_argument("--out", required=True, metavar="DIR", help="directory for results and job checkpoints")
+    command.add_argument("--workers", type=positive_int, help="local processes (default: the number of cores)")
+    command.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                         help="run the jobs on Ray: a local runtime, or the cluster at HOST:PORT")  # fmt: skip
+    command.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    command.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.iterations is None and args.target_nash_conv is None and args.time_limit is None:
+        raise InputError("give --target-nash-conv, --iterations or --time-limit")
+    configurations = parse_grid(args.grid, args.algo, args.sampling)
+    seeds = parse_seeds(args.seeds)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {args.out!r} exists and is not a directory")
+    if not out.parent.is_dir():
+        raise InputError(f"cannot write {args.out!r}: directory {str(out.parent)!r} does not exist")
+    stop = Stop(args.iterations, args.target_nash_conv, args.time_limit)
+    work = jobs(out, args.game, args.algo, args.sampling, configurations, seeds, stop, args.checkpoint_every)
+    pool = executor(args.workers, args.ray or None, args.ray is not None)
+    out.mkdir(exist_ok=True)
+    with tqdm(total=len(work), unit="job", file=sys.stderr, disable=None if not args.json else True) as bar:
+
+        def finished(job: Job, result: Any) -> None:
+            bar.update(1)
+
+        results = pool.run(work, finished)
+    summaries = summarise(configurations, seeds, results)
+    winner = best(summaries)
+    report = {
+        "game": work[0].arguments["game_id"],
+        "algo": args.algo,
+        "sampling": args.sampling,
+        "grid": args.grid,
+        "seeds": seeds,
+        "stop": asdict(stop),
+        "workers": pool.workers,
+        "executor": "ray" if args.ray is not None else "local",
+        "summary": [asdict(summary) for summary in summaries],
+        "best": winner.configuration,
+        "jobs": {job.key: {**results[job.key], "configuration": _name(job, configurations)} for job in work},
+    }
+    write_atomic(out / "results.json", json.dumps(report, indent=1) + "\n")
+    write_atomic(out / "results.csv", _csv(work, results, configurations))
+    table = _markdown(report, summaries)
+    write_atomic(out / "results.md", table)
+    plotted = _plot(out / "nash_conv_vs_time.png", work, results, configurations)
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    print(table, end="")
+    print(f"best: {winner.configuration}" + ("" if plotted else " (no plot: pip install 'cfr-agents[plot]')"))
+    return 0
+
+
+def _name(job: Job, configurations: list[Configuration]) -> str:
+    return next(c.name for c in configurations if job.key.startswith(f"{c.name}-seed"))
+
+
+def _csv(work: list[Job], results: dict[str, Any], configurations: list[Configuration]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["configuration", "seed", "iterations", "solve_seconds", "nash_conv", "stopped_by",
+                     "target_iterations", "target_seconds"])  # fmt: skip
+    for job in work:
+        result = results[job.key]
+        writer.writerow([_name(job, configurations), job.arguments["seed"], result["iterations"],
+                         f"{result['solve_seconds']:.6f}", repr(result["nash_conv"]), result["stopped_by"],
+                         result["target_iterations"], result["target_seconds"]])  # fmt: skip
+    return buffer.getvalue()
+
+
+def _spread(spread: Spread | None, digits: str) -> str:
+    if spread is None:
+        return "-"
+    return f"{spread.mean:{digits}} ± {spread.std:{digits}} ({spread.low:{digits}}-{spread.high:{digits}})"
+
+
+def _markdown(report: dict[str, Any], summaries: list[Summary]) -> str:
+    lines = [
+        f"# Sweep: {report['algo']} ({report['sampling']} sampling) on {report['game']}",
+        "",
+        f"Grid `{report['grid']}`, seeds {report['seeds']}, stop {report['stop']}; mean ± standard deviation "
+        "(lowest-highest) over seeds.",
+        "",
+        "| configuration | final NashConv | reached target | iterations to target | seconds to target |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for summary in summaries:
+        mark = " **best**" if summary.configuration == report["best"] else ""
+        lines.append(
+            f"| {summary.configuration}{mark} | {_spread(summary.nash_conv, '.3g')} | {summary.reached}/{summary.seeds}"
+            f" | {_spread(summary.target_iterations, ',.0f')} | {_spread(summary.target_seconds, '.3g')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _plot(path: Path, work: list[Job], results: dict[str, Any], configurations: list[Configuration]) -> bool:
+    """NashConv against solve time, one colour per configuration, one line per seed; False without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    colours = {c.name: f"C{i % 10}" for i, c in enumerate(configurations)}
+    labelled: set[str] = set()
+    for job in work:
+        name = _name(job, configurations)
+        curve = [point for point in results[job.key]["curve"] if point[1] > 0 and point[2] > 0]
+        axes.plot([p[1] for p in curve], [p[2] for p in curve], color=colours[name], alpha=0.8, linewidth=1,
+                  label=None if name in labelled else name)  # fmt: skip
+        labelled.add(name)
+    axes.set(xscale="log", yscale="log", xlabel="solve seconds", ylabel="NashConv", title=str(path.stem))
+    axes.legend(fontsize=7)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    plt.close(figure)
+    from cfr_agents.files import replacing
+
+    with replacing(path) as temporary:
+        temporary.write_bytes(buffer.getvalue())
+    return True
