@@ -30,7 +30,7 @@ def deterministic(report: dict[str, Any]) -> dict[str, Any]:
     """Everything but timings: iterations, NashConv, stops, iterations to the target, the curves' points."""
     return {
         key: (job["iterations"], job["nash_conv"], job["stopped_by"], job["target_iterations"],
-              [(point[0], point[2]) for point in job["curve"]])  # fmt: skip
+              [(point[0], point[2]) for point in job["curve"]])
         for key, job in report["jobs"].items()
     }
 
