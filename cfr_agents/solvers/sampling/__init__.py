@@ -34,7 +34,7 @@ from adapters.errors import InputError
 from cfr_agents.policy import Policy
 from cfr_agents.solvers.sampling import chance, external, kernel_support, outcome, pure
 from cfr_agents.solvers.update_rule import UpdateRule
-from cfr_agents.tree import KIND_CHANCE, CompiledTree, FloatArray
+from cfr_agents.tree import KIND_CHANCE, KIND_TERMINAL, CompiledTree, FloatArray, IntArray
 
 DEFAULT_EPSILON = 0.6
 
@@ -80,20 +80,40 @@ def check_sampling(sampling: str, rule: UpdateRule, averaging: str | None, epsil
             raise InputError(f"--epsilon must be in (0, 1], got {epsilon}")
 
 
-def _tree_arrays(tree: CompiledTree) -> tuple[object, ...]:
-    """The node arrays a kernel reads, plus a bound on the number of frames a path can need."""
-    cdf = tree.child_probability.copy()
-    depth = np.zeros(len(tree.node_kind), dtype=np.int64)
-    for node in range(len(tree.node_kind)):
+def _kernel_tree(tree: CompiledTree) -> tuple[IntArray, FloatArray, FloatArray, int]:
+    """The tree as the kernels read it: ``nodes`` (breadth-first, see :data:`.kernel_support.CODE`),
+    ``values[node, p]`` (player ``p``'s utility at terminals), ``cdf[node]`` (the cumulative chance
+    probability of a chance outcome among its siblings) and a bound on the frames a path can need."""
+    order = np.empty(len(tree.node_kind), dtype=np.int64)
+    order[0], filled = 0, 1
+    for position in range(len(order)):  # breadth-first: a node's children get consecutive numbers
+        node = order[position]
+        children = tree.child_node[tree.child_start[node] : tree.child_start[node + 1]]
+        order[filled : filled + len(children)] = children
+        filled += len(children)
+    number = np.empty_like(order)
+    number[order] = np.arange(len(order))
+    nodes = np.zeros((len(order), 4), dtype=np.int64)
+    values = np.zeros((len(order), 2))
+    cdf = np.zeros(len(order))
+    depth = np.zeros(len(order), dtype=np.int64)
+    for node in order:
         first, stop = tree.child_start[node], tree.child_start[node + 1]
-        if tree.node_kind[node] == KIND_CHANCE:
-            cdf[first:stop] = np.cumsum(tree.child_probability[first:stop])
-        depth[tree.child_node[first:stop]] = depth[node] + 1
-    num_actions = tree.action_mask.sum(axis=1).astype(np.int64)
-    return (
-        tree.node_kind, tree.node_infoset, tree.node_terminal, tree.child_start, tree.child_node, cdf,
-        tree.infoset_player, num_actions, np.ascontiguousarray(tree.terminal_utility), int(depth.max()) + 1,
-    )  # fmt: skip
+        row = number[node]
+        kind = tree.node_kind[node]
+        if kind == KIND_TERMINAL:
+            nodes[row] = (kernel_support.TERMINAL, tree.node_terminal[node], 0, 0)
+            values[row] = tree.terminal_utility[:, tree.node_terminal[node]]
+            continue
+        children = number[tree.child_node[first:stop]]
+        if kind == KIND_CHANCE:
+            nodes[row] = (kernel_support.CHANCE, -1, children[0], len(children))
+            cdf[children] = np.cumsum(tree.child_probability[first:stop])
+        else:
+            infoset = tree.node_infoset[node]
+            nodes[row] = (1 + tree.infoset_player[infoset], infoset, children[0], len(children))
+        depth[children] = depth[row] + 1
+    return nodes, values, cdf, int(depth.max()) + 1
 
 
 class SampledSolver:
@@ -119,7 +139,7 @@ class SampledSolver:
         self.scheme = SCHEMES[sampling]
         self.averaging = averaging or self.scheme.averaging[0]
         self.epsilon = (DEFAULT_EPSILON if epsilon is None else epsilon) if sampling == "outcome" else None
-        self._tree_arrays = _tree_arrays(tree)
+        self._kernel_tree = _kernel_tree(tree)
         n, width = tree.action_mask.shape
         self.regret = np.zeros((n, width))
         self.cumulative = np.zeros((n, width))
@@ -141,7 +161,7 @@ class SampledSolver:
         """Run ``iterations`` iterations in one call to the compiled kernel."""
         kernel: Callable[..., None] = self.scheme.kernel.run
         kernel(
-            iterations, *self._tree_arrays, self.regret, self.current, self.cumulative, self.log_at, self.weight_at,
+            iterations, *self._kernel_tree, self.regret, self.current, self.cumulative, self.log_at, self.weight_at,
             self.scalars, self.rng, self.rule.alpha, self.rule.beta, self.rule.gamma,
             self.scheme.averaging.index(self.averaging), self.epsilon or 0.0,
         )  # fmt: skip

@@ -23,12 +23,16 @@ import numpy as np
 from numba import njit
 
 from cfr_agents.solvers.sampling.kernel_support import (
-    KIND_CHANCE,
-    KIND_TERMINAL,
+    CHANCE,
+    CODE,
+    COUNT,
+    FIRST,
+    INDEX,
+    TERMINAL,
     WEIGHT,
     add_average,
     begin_iteration,
-    sample_chance,
+    chance_child,
     update_regrets,
 )
 
@@ -38,15 +42,9 @@ REACH = 0
 @njit(cache=True, error_model="numpy")
 def run(
     iterations: int,
-    kind: np.ndarray,
-    node_infoset: np.ndarray,
-    node_terminal: np.ndarray,
-    child_start: np.ndarray,
-    child_node: np.ndarray,
-    child_cdf: np.ndarray,
-    infoset_player: np.ndarray,
-    num_actions: np.ndarray,
-    utility: np.ndarray,
+    nodes: np.ndarray,
+    values: np.ndarray,
+    cdf: np.ndarray,
     depth_bound: int,
     regret: np.ndarray,
     current: np.ndarray,
@@ -67,59 +65,50 @@ def run(
     frame_next = np.empty(depth_bound, np.int64)
     frame_value = np.empty((depth_bound, width))
     frame_reach = np.empty((depth_bound, 2))  # pi_0(h), pi_1(h)
+    reach = np.empty(2)
     instant = np.empty(width)
     for _ in range(iterations):
         begin_iteration(scalars, alpha, beta, gamma, cumulative, weight_at)
         for player in range(2):
             depth = 0
             node = 0
-            reach0 = reach1 = 1.0
+            reach[0] = reach[1] = 1.0
             while True:
                 while True:  # descend to a terminal, a frame per decision node
-                    k = kind[node]
-                    if k == KIND_TERMINAL:
-                        value = utility[player, node_terminal[node]]
+                    code = nodes[node, CODE]
+                    if code == TERMINAL:
+                        value = values[node, player]
                         break
-                    if k == KIND_CHANCE:
-                        node = child_node[sample_chance(child_cdf, child_start[node], child_start[node + 1], rng)]
+                    if code == CHANCE:
+                        node = chance_child(nodes, cdf, node, rng)
                         continue
-                    infoset = node_infoset[node]
                     frame_node[depth] = node
                     frame_next[depth] = 0
-                    frame_reach[depth, 0] = reach0
-                    frame_reach[depth, 1] = reach1
-                    if infoset_player[infoset] == 0:
-                        reach0 *= current[infoset, 0]
-                    else:
-                        reach1 *= current[infoset, 0]
+                    frame_reach[depth, 0] = reach[0]
+                    frame_reach[depth, 1] = reach[1]
+                    reach[code - 1] *= current[nodes[node, INDEX], 0]
                     depth += 1
-                    node = child_node[child_start[node]]
+                    node = nodes[node, FIRST]
                 while depth > 0:  # ascend: hand the value to the deepest frame with children left
                     d = depth - 1
                     frame_value[d, frame_next[d]] = value
                     frame_next[d] += 1
                     parent = frame_node[d]
-                    infoset = node_infoset[parent]
-                    n = num_actions[infoset]
-                    acting = infoset_player[infoset]
-                    reach0, reach1 = frame_reach[d, 0], frame_reach[d, 1]
+                    infoset, n = nodes[parent, INDEX], nodes[parent, COUNT]
+                    acting = nodes[parent, CODE] - 1
+                    reach[0] = frame_reach[d, 0]
+                    reach[1] = frame_reach[d, 1]
                     if frame_next[d] < n:
-                        a = frame_next[d]
-                        if acting == 0:
-                            reach0 *= current[infoset, a]
-                        else:
-                            reach1 *= current[infoset, a]
-                        node = child_node[child_start[parent] + a]
+                        reach[acting] *= current[infoset, frame_next[d]]
+                        node = nodes[parent, FIRST] + frame_next[d]
                         break
                     value = 0.0
                     for a in range(n):
                         value += current[infoset, a] * frame_value[d, a]  # v(h) = sum_a sigma(I,a) v(ha)
                     if acting == player:
-                        other = reach1 if player == 0 else reach0
-                        own = reach0 if player == 0 else reach1
                         for a in range(n):
-                            instant[a] = other * (frame_value[d, a] - value)  # pi_-i (v(ha) - v(h))
-                        add_average(cumulative, infoset, n, scalars[WEIGHT] * own, current[infoset])  # sigma^t
+                            instant[a] = reach[1 - player] * (frame_value[d, a] - value)  # pi_-i (v(ha) - v(h))
+                        add_average(cumulative, infoset, n, scalars[WEIGHT] * reach[player], current[infoset])
                         update_regrets(regret, log_at, current, infoset, n, instant, scalars, alpha, beta)
                     depth -= 1
                 else:

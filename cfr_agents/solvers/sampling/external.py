@@ -30,13 +30,17 @@ import numpy as np
 from numba import njit
 
 from cfr_agents.solvers.sampling.kernel_support import (
-    KIND_CHANCE,
-    KIND_TERMINAL,
+    CHANCE,
+    CODE,
+    COUNT,
+    FIRST,
+    INDEX,
+    TERMINAL,
     WEIGHT,
     add_average,
     begin_iteration,
+    chance_child,
     sample,
-    sample_chance,
     update_regrets,
 )
 
@@ -46,15 +50,9 @@ SIMPLE, FULL = 0, 1
 @njit(cache=True, error_model="numpy")
 def _traverse(
     player: int,
-    kind: np.ndarray,
-    node_infoset: np.ndarray,
-    node_terminal: np.ndarray,
-    child_start: np.ndarray,
-    child_node: np.ndarray,
-    child_cdf: np.ndarray,
-    infoset_player: np.ndarray,
-    num_actions: np.ndarray,
-    utility: np.ndarray,
+    nodes: np.ndarray,
+    values: np.ndarray,
+    cdf: np.ndarray,
     regret: np.ndarray,
     current: np.ndarray,
     cumulative: np.ndarray,
@@ -70,39 +68,39 @@ def _traverse(
     instant: np.ndarray,
 ) -> None:
     """One traversal for ``player``, iteratively: a frame per traverser node on the path."""
+    mine = 1 + player
     depth = 0
     node = 0
     while True:
         while True:  # descend to a terminal, pushing a frame at each of the traverser's nodes
-            k = kind[node]
-            if k == KIND_TERMINAL:
-                value = utility[player, node_terminal[node]]
+            code = nodes[node, CODE]
+            if code == TERMINAL:
+                value = values[node, player]
                 break
-            if k == KIND_CHANCE:
-                node = child_node[sample_chance(child_cdf, child_start[node], child_start[node + 1], rng)]
+            if code == CHANCE:
+                node = chance_child(nodes, cdf, node, rng)
                 continue
-            infoset = node_infoset[node]
-            n = num_actions[infoset]
-            if infoset_player[infoset] != player:
+            if code != mine:
+                infoset, n = nodes[node, INDEX], nodes[node, COUNT]
                 sigma = current[infoset]
                 if averaging == SIMPLE:
                     add_average(cumulative, infoset, n, scalars[WEIGHT], sigma)  # C += w_t sigma^t
-                node = child_node[child_start[node] + sample(sigma, n, rng)]
+                node = nodes[node, FIRST] + sample(sigma, n, rng)
                 continue
             frame_node[depth] = node
             frame_next[depth] = 0
             depth += 1
-            node = child_node[child_start[node]]
+            node = nodes[node, FIRST]
         while depth > 0:  # ascend: hand the value to the deepest frame with children left
             d = depth - 1
             frame_value[d, frame_next[d]] = value
             frame_next[d] += 1
             parent = frame_node[d]
-            infoset = node_infoset[parent]
-            n = num_actions[infoset]
+            n = nodes[parent, COUNT]
             if frame_next[d] < n:
-                node = child_node[child_start[parent] + frame_next[d]]
+                node = nodes[parent, FIRST] + frame_next[d]
                 break
+            infoset = nodes[parent, INDEX]
             value = 0.0
             for a in range(n):
                 value += current[infoset, a] * frame_value[d, a]  # v(I) = sum_a sigma(I,a) v(Ia)
@@ -115,51 +113,34 @@ def _traverse(
 
 
 @njit(cache=True, error_model="numpy")
-def _full_average(
-    kind: np.ndarray,
-    node_infoset: np.ndarray,
-    child_start: np.ndarray,
-    child_node: np.ndarray,
-    infoset_player: np.ndarray,
-    num_actions: np.ndarray,
-    current: np.ndarray,
-    cumulative: np.ndarray,
-    weight: float,
-) -> None:
+def _full_average(nodes: np.ndarray, current: np.ndarray, cumulative: np.ndarray, weight: float) -> None:
     r"""One pass in node order (parents precede children): :math:`C \mathrel{+}= w_t\,\pi_p(h)\,\sigma^t(I,\cdot)`."""
-    reach = np.ones((kind.shape[0], 2))
-    for node in range(kind.shape[0]):
-        if kind[node] == KIND_TERMINAL:
+    reach = np.ones((nodes.shape[0], 2))
+    for node in range(nodes.shape[0]):
+        code = nodes[node, CODE]
+        if code == TERMINAL:
             continue
-        first = child_start[node]
-        if kind[node] == KIND_CHANCE:
-            for edge in range(first, child_start[node + 1]):
-                reach[child_node[edge], 0] = reach[node, 0]
-                reach[child_node[edge], 1] = reach[node, 1]
+        first, n = nodes[node, FIRST], nodes[node, COUNT]
+        if code == CHANCE:
+            for child in range(first, first + n):
+                reach[child, 0] = reach[node, 0]
+                reach[child, 1] = reach[node, 1]
             continue
-        infoset = node_infoset[node]
-        p = infoset_player[infoset]
-        n = num_actions[infoset]
+        infoset = nodes[node, INDEX]
+        p = code - 1
         sigma = current[infoset]
         add_average(cumulative, infoset, n, weight * reach[node, p], sigma)
         for a in range(n):
-            child = child_node[first + a]
-            reach[child, p] = reach[node, p] * sigma[a]
-            reach[child, 1 - p] = reach[node, 1 - p]
+            reach[first + a, p] = reach[node, p] * sigma[a]
+            reach[first + a, 1 - p] = reach[node, 1 - p]
 
 
 @njit(cache=True, error_model="numpy")
 def run(
     iterations: int,
-    kind: np.ndarray,
-    node_infoset: np.ndarray,
-    node_terminal: np.ndarray,
-    child_start: np.ndarray,
-    child_node: np.ndarray,
-    child_cdf: np.ndarray,
-    infoset_player: np.ndarray,
-    num_actions: np.ndarray,
-    utility: np.ndarray,
+    nodes: np.ndarray,
+    values: np.ndarray,
+    cdf: np.ndarray,
     depth_bound: int,
     regret: np.ndarray,
     current: np.ndarray,
@@ -183,9 +164,7 @@ def run(
     for _ in range(iterations):
         begin_iteration(scalars, alpha, beta, gamma, cumulative, weight_at)
         for player in range(2):
-            _traverse(player, kind, node_infoset, node_terminal, child_start, child_node, child_cdf,
-                      infoset_player, num_actions, utility, regret, current, cumulative, log_at, scalars, rng,
-                      alpha, beta, averaging, frame_node, frame_next, frame_value, instant)  # fmt: skip
+            _traverse(player, nodes, values, cdf, regret, current, cumulative, log_at, scalars, rng, alpha, beta,
+                      averaging, frame_node, frame_next, frame_value, instant)  # fmt: skip
         if averaging == FULL:
-            _full_average(kind, node_infoset, child_start, child_node, infoset_player, num_actions, current,
-                          cumulative, scalars[WEIGHT])  # fmt: skip
+            _full_average(nodes, current, cumulative, scalars[WEIGHT])

@@ -28,7 +28,13 @@ from numba import njit
 
 from cfr_agents.solvers.update_rule import RESCALE_LOG
 
-KIND_CHANCE, KIND_DECISION, KIND_TERMINAL = 0, 1, 2
+CODE, INDEX, FIRST, COUNT = range(4)
+"""Columns of the kernels' ``nodes`` array: a node's code, its infoset (decision nodes), its first
+child and its number of children. Nodes are numbered breadth-first, so a node's children are the
+consecutive nodes ``FIRST .. FIRST + COUNT - 1`` (child ``a`` is action column ``a`` or chance
+outcome ``a``) and every parent precedes its children."""
+CHANCE, PLAYER_0, PLAYER_1, TERMINAL = range(4)
+"""Node codes; a decision node's code is ``1 + `` its player."""
 
 ITERATION, L_POS, L_NEG, L_POS_BEFORE, L_NEG_BEFORE, LOG_SCALE, WEIGHT, WEIGHT_SUM, D_POS, D_NEG = range(10)
 NUM_SCALARS = 10
@@ -71,13 +77,15 @@ def sample(probabilities: np.ndarray, n: int, rng: np.ndarray) -> int:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def sample_chance(child_cdf: np.ndarray, first: int, stop: int, rng: np.ndarray) -> int:
-    """The edge index in ``[first, stop)`` of a chance outcome, by the edges' cumulative probabilities."""
+def chance_child(nodes: np.ndarray, cdf: np.ndarray, node: int, rng: np.ndarray) -> int:
+    """A child of chance node ``node`` drawn by chance's probabilities (``cdf[child]``: cumulative)."""
     u = uniform(rng)
-    for edge in range(first, stop - 1):
-        if u < child_cdf[edge]:
-            return edge
-    return stop - 1
+    first: int = nodes[node, FIRST]
+    last: int = first + nodes[node, COUNT] - 1
+    for child in range(first, last):
+        if u < cdf[child]:
+            return child
+    return last
 
 
 @njit(cache=True, error_model="numpy", inline="always")

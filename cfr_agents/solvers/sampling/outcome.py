@@ -30,14 +30,18 @@ import numpy as np
 from numba import njit
 
 from cfr_agents.solvers.sampling.kernel_support import (
-    KIND_CHANCE,
-    KIND_TERMINAL,
+    CHANCE,
+    CODE,
+    COUNT,
+    FIRST,
+    INDEX,
+    TERMINAL,
     WEIGHT,
     WEIGHT_SUM,
     add_average,
     begin_iteration,
+    chance_child,
     sample,
-    sample_chance,
     update_regrets,
 )
 
@@ -47,15 +51,9 @@ STOCHASTIC, OPTIMISTIC = 0, 1
 @njit(cache=True, error_model="numpy")
 def run(
     iterations: int,
-    kind: np.ndarray,
-    node_infoset: np.ndarray,
-    node_terminal: np.ndarray,
-    child_start: np.ndarray,
-    child_node: np.ndarray,
-    child_cdf: np.ndarray,
-    infoset_player: np.ndarray,
-    num_actions: np.ndarray,
-    utility: np.ndarray,
+    nodes: np.ndarray,
+    values: np.ndarray,
+    cdf: np.ndarray,
     depth_bound: int,
     regret: np.ndarray,
     current: np.ndarray,
@@ -74,6 +72,7 @@ def run(
     width = regret.shape[1]
     frame_infoset = np.empty(depth_bound, np.int64)
     frame_action = np.empty(depth_bound, np.int64)
+    frame_count = np.empty(depth_bound, np.int64)
     frame_q = np.empty(depth_bound)  # q(I, a*)
     frame_reach = np.empty((depth_bound, 3))  # pi_i(h), pi_-i(h), q(h) on arrival at h
     explore = np.empty(width)
@@ -81,28 +80,29 @@ def run(
     for _ in range(iterations):
         begin_iteration(scalars, alpha, beta, gamma, cumulative, weight_at)
         for player in range(2):
+            mine = 1 + player
             depth = 0
             node = 0
             own = other = sampled = 1.0
-            while kind[node] != KIND_TERMINAL:  # sample the trajectory, a frame per traverser node
-                if kind[node] == KIND_CHANCE:
-                    node = child_node[sample_chance(child_cdf, child_start[node], child_start[node + 1], rng)]
+            while nodes[node, CODE] != TERMINAL:  # sample the trajectory, a frame per traverser node
+                code = nodes[node, CODE]
+                if code == CHANCE:
+                    node = chance_child(nodes, cdf, node, rng)
                     continue
-                infoset = node_infoset[node]
-                n = num_actions[infoset]
-                if infoset_player[infoset] != player:
-                    sigma = current[infoset]
+                infoset, n = nodes[node, INDEX], nodes[node, COUNT]
+                sigma = current[infoset]
+                if code != mine:
                     a = sample(sigma, n, rng)
                     other *= sigma[a]
                     sampled *= sigma[a]
-                    node = child_node[child_start[node] + a]
+                    node = nodes[node, FIRST] + a
                     continue
-                sigma = current[infoset]
                 for b in range(n):  # q = epsilon * uniform + (1 - epsilon) * sigma
                     explore[b] = epsilon / n + (1.0 - epsilon) * sigma[b]
                 a = sample(explore, n, rng)
                 frame_infoset[depth] = infoset
                 frame_action[depth] = a
+                frame_count[depth] = n
                 frame_q[depth] = explore[a]
                 frame_reach[depth, 0] = own
                 frame_reach[depth, 1] = other
@@ -110,11 +110,11 @@ def run(
                 own *= sigma[a]
                 sampled *= explore[a]
                 depth += 1
-                node = child_node[child_start[node] + a]
-            value = utility[player, node_terminal[node]]  # u~(z) = u_i(z)
+                node = nodes[node, FIRST] + a
+            value = values[node, player]  # u~(z) = u_i(z)
             for d in range(depth - 1, -1, -1):  # back up the trajectory
                 infoset = frame_infoset[d]
-                n = num_actions[infoset]
+                n = frame_count[d]
                 a = frame_action[d]
                 action_value = value / frame_q[d]  # u~(I a*) = u~(h a*) / q(I, a*)
                 value = current[infoset, a] * action_value  # u~(h) = sigma(I, a*) u~(I a*)

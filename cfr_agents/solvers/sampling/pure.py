@@ -25,13 +25,17 @@ import numpy as np
 from numba import njit
 
 from cfr_agents.solvers.sampling.kernel_support import (
+    CHANCE,
+    CODE,
+    COUNT,
+    FIRST,
+    INDEX,
     ITERATION,
-    KIND_CHANCE,
-    KIND_TERMINAL,
+    TERMINAL,
     WEIGHT,
     begin_iteration,
+    chance_child,
     sample,
-    sample_chance,
     update_regrets,
 )
 
@@ -42,32 +46,27 @@ SAMPLED = 0
 def _pure_action(
     infoset: int,
     n: int,
-    stamp: int,
+    stamp: float,
     current: np.ndarray,
     drawn_at: np.ndarray,
     drawn: np.ndarray,
     rng: np.ndarray,
-) -> int:
-    """:math:`a^*_I`, drawn from :math:`\\sigma^t(I,\\cdot)` once per traversal (``stamp``)."""
+) -> tuple[int, bool]:
+    r""":math:`a^*_I`, drawn from :math:`\sigma^t(I,\cdot)` once per traversal (``stamp``); and whether
+    this call drew it."""
     if drawn_at[infoset] != stamp:
         drawn[infoset] = sample(current[infoset], n, rng)
         drawn_at[infoset] = stamp
-        return int(-1 - drawn[infoset])  # first draw: tell the caller (negative code)
-    return int(drawn[infoset])
+        return int(drawn[infoset]), True
+    return int(drawn[infoset]), False
 
 
 @njit(cache=True, error_model="numpy")
 def run(
     iterations: int,
-    kind: np.ndarray,
-    node_infoset: np.ndarray,
-    node_terminal: np.ndarray,
-    child_start: np.ndarray,
-    child_node: np.ndarray,
-    child_cdf: np.ndarray,
-    infoset_player: np.ndarray,
-    num_actions: np.ndarray,
-    utility: np.ndarray,
+    nodes: np.ndarray,
+    values: np.ndarray,
+    cdf: np.ndarray,
     depth_bound: int,
     regret: np.ndarray,
     current: np.ndarray,
@@ -93,42 +92,40 @@ def run(
     for _ in range(iterations):
         begin_iteration(scalars, alpha, beta, gamma, cumulative, weight_at)
         for player in range(2):
+            mine = 1 + player
             stamp = 2.0 * scalars[ITERATION] + player
             depth = 0
             node = 0
             while True:
                 while True:  # descend along the sampled profile, a frame per traverser node
-                    k = kind[node]
-                    if k == KIND_TERMINAL:
-                        value = utility[player, node_terminal[node]]
+                    code = nodes[node, CODE]
+                    if code == TERMINAL:
+                        value = values[node, player]
                         break
-                    if k == KIND_CHANCE:
-                        node = child_node[sample_chance(child_cdf, child_start[node], child_start[node + 1], rng)]
+                    if code == CHANCE:
+                        node = chance_child(nodes, cdf, node, rng)
                         continue
-                    infoset = node_infoset[node]
-                    n = num_actions[infoset]
-                    if infoset_player[infoset] != player:
-                        a = _pure_action(infoset, n, stamp, current, drawn_at, drawn, rng)
-                        if a < 0:  # first meeting this traversal: count the sampled action, C += w_t
-                            a = -1 - a
+                    infoset, n = nodes[node, INDEX], nodes[node, COUNT]
+                    a, first_draw = _pure_action(infoset, n, stamp, current, drawn_at, drawn, rng)
+                    if code != mine:
+                        if first_draw:  # count the opponent's sampled action once per traversal: C += w_t
                             cumulative[infoset, a] += scalars[WEIGHT]
-                        node = child_node[child_start[node] + a]
+                        node = nodes[node, FIRST] + a
                         continue
-                    _pure_action(infoset, n, stamp, current, drawn_at, drawn, rng)
                     frame_node[depth] = node
                     frame_next[depth] = 0
                     depth += 1
-                    node = child_node[child_start[node]]
+                    node = nodes[node, FIRST]
                 while depth > 0:  # ascend: hand the value to the deepest frame with children left
                     d = depth - 1
                     frame_value[d, frame_next[d]] = value
                     frame_next[d] += 1
                     parent = frame_node[d]
-                    infoset = node_infoset[parent]
-                    n = num_actions[infoset]
+                    n = nodes[parent, COUNT]
                     if frame_next[d] < n:
-                        node = child_node[child_start[parent] + frame_next[d]]
+                        node = nodes[parent, FIRST] + frame_next[d]
                         break
+                    infoset = nodes[parent, INDEX]
                     value = frame_value[d, drawn[infoset]]  # v(h) = v(h a*)
                     for a in range(n):
                         instant[a] = frame_value[d, a] - value  # r~(I,a) = v(Ia) - v(Ia*)
