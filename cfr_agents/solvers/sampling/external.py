@@ -47,7 +47,7 @@ from cfr_agents.solvers.sampling.kernel_support import (
 SIMPLE, FULL = 0, 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _traverse(
     player: int,
     nodes: np.ndarray,

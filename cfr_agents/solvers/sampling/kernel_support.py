@@ -156,7 +156,9 @@ def begin_iteration(
         weight_at *= rescale
         scalars[WEIGHT_SUM] *= rescale
         scalars[LOG_SCALE] = log_weight
-    if scalars[LOG_SCALE] == 0.0:
+    if gamma == 0.0:
+        scalars[WEIGHT] = 1.0
+    elif scalars[LOG_SCALE] == 0.0:
         scalars[WEIGHT] = t**gamma
     else:
         scalars[WEIGHT] = math.exp(log_weight - scalars[LOG_SCALE])
