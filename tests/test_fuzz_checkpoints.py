@@ -18,17 +18,10 @@ from hypothesis import strategies as st
 from adapters.errors import InputError
 from cfr_agents import make_solver
 from cfr_agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from tests.strategies import json_values
 from tests.support import tree
 
 KUHN = "openspiel:kuhn_poker"
-
-json_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12)
-json_values = st.recursive(
-    json_scalars,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
-    max_leaves=12,
-)
-
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -22,19 +22,12 @@ from open_spiel.python.algorithms import exploitability as openspiel_exploitabil
 from cfr_agents import Policy, PolicyFileError, load_policy
 from cfr_agents.tree import CompiledTree, load_tree
 from eval import exploitability
+from tests.strategies import json_values
 from tests.support import GAME_IDS, tree
 
 KUHN = "rlcard:kuhn-poker"
 FIELDS = ("format", "format_version", "game", "rules_fingerprint", "units", "algorithm", "parameters",
           "iterations", "policy")  # fmt: skip
-
-json_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12)
-json_values = st.recursive(
-    json_scalars,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
-    max_leaves=12,
-)
-
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:

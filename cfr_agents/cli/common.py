@@ -36,24 +36,22 @@ class Parser(argparse.ArgumentParser):
         return super().format_help().replace("``", "")
 
 
-def positive_int(text: str) -> int:
+def _integer(text: str, minimum: int, what: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be a {what} integer, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    return _integer(text, 1, "positive")
 
 
 def non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {value}")
-    return value
+    return _integer(text, 0, "non-negative")
 
 
 def positive_float(text: str) -> float:

@@ -85,7 +85,7 @@ class FullTreeSolver:
         self._cumulative[rows] += (weight * x[tree.parent_sequence[rows]])[:, None] * sigma[rows]
         prediction = instant if self.rule.predictive else 0.0  # m^{t+1} = r^t (predictive) or 0
         target = np.maximum(regret + prediction, 0.0)  # [R^t + m^{t+1}]^+
-        sigma[rows] = _normalise(target, self._uniform[rows])
+        sigma[rows] = normalise(target, self._uniform[rows])
         tree.fill_realization(sigma, x, player)
 
     def iterate(self) -> None:
@@ -101,7 +101,7 @@ class FullTreeSolver:
 
     def average_strategy(self) -> FloatArray:
         """``(N, A)`` normalised :math:`C^T`; uniform where nothing was accumulated."""
-        return _normalise(self._cumulative, self._uniform)
+        return normalise(self._cumulative, self._uniform)
 
     def current_strategy(self) -> FloatArray:
         return self._sigma.copy()
@@ -140,7 +140,8 @@ class FullTreeSolver:
         )
 
 
-def _normalise(weights: FloatArray, fallback: FloatArray) -> FloatArray:
+def normalise(weights: FloatArray, fallback: FloatArray) -> FloatArray:
+    """Each row of ``weights`` divided by its sum; ``fallback``'s row where the sum is 0."""
     totals = weights.sum(axis=1, keepdims=True)
     normalised: FloatArray = np.divide(weights, totals, out=fallback.copy(), where=totals > 0)
     return normalised

@@ -32,6 +32,7 @@ import numpy as np
 
 from adapters.errors import InputError
 from cfr_agents.policy import Policy
+from cfr_agents.solvers.full_tree import normalise
 from cfr_agents.solvers.sampling import chance, external, kernel_support, outcome, pure
 from cfr_agents.solvers.update_rule import UpdateRule
 from cfr_agents.tree import KIND_CHANCE, KIND_TERMINAL, CompiledTree, FloatArray, IntArray
@@ -80,7 +81,7 @@ def check_sampling(sampling: str, rule: UpdateRule, averaging: str | None, epsil
             raise InputError(f"--epsilon must be in (0, 1], got {epsilon}")
 
 
-def _kernel_tree(tree: CompiledTree) -> tuple[IntArray, FloatArray, FloatArray, int]:
+def kernel_tree(tree: CompiledTree) -> tuple[IntArray, FloatArray, FloatArray, int]:
     """The tree as the kernels read it: ``nodes`` (breadth-first, see :data:`.kernel_support.CODE`),
     ``values[node, p]`` (player ``p``'s utility at terminals), ``cdf[node]`` (the cumulative chance
     probability of a chance outcome among its siblings) and a bound on the frames a path can need."""
@@ -139,7 +140,7 @@ class SampledSolver:
         self.scheme = SCHEMES[sampling]
         self.averaging = averaging or self.scheme.averaging[0]
         self.epsilon = (DEFAULT_EPSILON if epsilon is None else epsilon) if sampling == "outcome" else None
-        self._kernel_tree = _kernel_tree(tree)
+        self._kernel_tree = kernel_tree(tree)
         n, width = tree.action_mask.shape
         self.regret = np.zeros((n, width))
         self.cumulative = np.zeros((n, width))
@@ -160,11 +161,10 @@ class SampledSolver:
     def run(self, iterations: int) -> None:
         """Run ``iterations`` iterations in one call to the compiled kernel."""
         kernel: Callable[..., None] = self.scheme.kernel.run
-        kernel(
-            iterations, *self._kernel_tree, self.regret, self.current, self.cumulative, self.log_at, self.weight_at,
-            self.scalars, self.rng, self.rule.alpha, self.rule.beta, self.rule.gamma,
-            self.scheme.averaging.index(self.averaging), self.epsilon or 0.0,
-        )  # fmt: skip
+        state = (self.regret, self.current, self.cumulative, self.log_at, self.weight_at, self.scalars, self.rng)
+        options = (self.rule.alpha, self.rule.beta, self.rule.gamma, self.scheme.averaging.index(self.averaging),
+                   self.epsilon or 0.0)  # fmt: skip
+        kernel(iterations, self._kernel_tree, state, options)
 
     def iterate(self) -> None:
         self.run(1)
@@ -198,7 +198,7 @@ class SampledSolver:
 
     def average_strategy(self) -> FloatArray:
         """``(N, A)`` normalised :math:`C^T`; uniform where nothing was accumulated."""
-        return _normalise(self.cumulative, self._uniform)
+        return normalise(self.cumulative, self._uniform)
 
     def average_policy(self) -> Policy:
         return self._policy(self.average_strategy())
@@ -230,12 +230,6 @@ class SampledSolver:
         return Policy.from_strategy(
             self.tree, strategy, algorithm=self.algorithm, parameters=self.parameters(), iterations=self.iteration
         )
-
-
-def _normalise(weights: FloatArray, fallback: FloatArray) -> FloatArray:
-    totals = weights.sum(axis=1, keepdims=True)
-    normalised: FloatArray = np.divide(weights, totals, out=fallback.copy(), where=totals > 0)
-    return normalised
 
 
 def compile_kernels(tree: CompiledTree) -> float:

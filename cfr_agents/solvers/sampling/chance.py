@@ -30,9 +30,13 @@ from cfr_agents.solvers.sampling.kernel_support import (
     INDEX,
     TERMINAL,
     WEIGHT,
+    KernelOptions,
+    KernelState,
+    KernelTree,
     add_average,
     begin_iteration,
     chance_child,
+    frames,
     update_regrets,
 )
 
@@ -40,30 +44,13 @@ REACH = 0
 
 
 @njit(cache=True, error_model="numpy")
-def run(
-    iterations: int,
-    nodes: np.ndarray,
-    values: np.ndarray,
-    cdf: np.ndarray,
-    depth_bound: int,
-    regret: np.ndarray,
-    current: np.ndarray,
-    cumulative: np.ndarray,
-    log_at: np.ndarray,
-    weight_at: np.ndarray,
-    scalars: np.ndarray,
-    rng: np.ndarray,
-    alpha: float,
-    beta: float,
-    gamma: float,
-    averaging: int,
-    epsilon: float,
-) -> None:
+def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOptions) -> None:
     """``iterations`` iterations: a traversal for player 0, then for player 1."""
+    nodes, values, cdf, depth_bound = tree
+    regret, current, cumulative, log_at, weight_at, scalars, rng = state
+    alpha, beta, gamma, _averaging, _epsilon = options
     width = regret.shape[1]
-    frame_node = np.empty(depth_bound, np.int64)
-    frame_next = np.empty(depth_bound, np.int64)
-    frame_value = np.empty((depth_bound, width))
+    frame_node, frame_next, frame_value = frames(depth_bound, width)
     frame_reach = np.empty((depth_bound, 2))  # pi_0(h), pi_1(h)
     reach = np.empty(2)
     instant = np.empty(width)

@@ -22,11 +22,12 @@ All state lives in arrays the Python side owns (so a checkpoint is a set of arra
 from __future__ import annotations
 
 import math
+from typing import TypeAlias
 
 import numpy as np
 from numba import njit
 
-from cfr_agents.solvers.update_rule import RESCALE_LOG
+from cfr_agents.solvers.update_rule import RESCALE_LOG, discount, log_discount
 
 CODE, INDEX, FIRST, COUNT = range(4)
 """Columns of the kernels' ``nodes`` array: a node's code, its infoset (decision nodes), its first
@@ -39,7 +40,12 @@ CHANCE, PLAYER_0, PLAYER_1, TERMINAL = range(4)
 ITERATION, L_POS, L_NEG, L_POS_BEFORE, L_NEG_BEFORE, LOG_SCALE, WEIGHT, WEIGHT_SUM, D_POS, D_NEG = range(10)
 NUM_SCALARS = 10
 
-_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
+KernelTree: TypeAlias = tuple[np.ndarray, np.ndarray, np.ndarray, int]
+"""``(nodes, values, cdf, depth_bound)``: see :func:`cfr_agents.solvers.sampling.kernel_tree`."""
+KernelState: TypeAlias = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""``(regret, current, cumulative, log_at, weight_at, scalars, rng)``, as described above."""
+KernelOptions: TypeAlias = tuple[float, float, float, int, float]
+"""``(alpha, beta, gamma, averaging mode, epsilon)``."""
 _TWO_TO_MINUS_53 = 1.0 / 9007199254740992.0
 
 
@@ -106,31 +112,6 @@ def regret_matching(regret: np.ndarray, infoset: int, n: int, out: np.ndarray) -
             out[a] = 1.0 / n
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def _log_discount(exponent: float, t: float) -> float:
-    r""":math:`\ln\big(t^e/(t^e+1)\big)`, as :func:`cfr_agents.solvers.update_rule.log_discount`."""
-    if exponent == math.inf:
-        return 0.0
-    if exponent == -math.inf:
-        return -math.inf
-    x = exponent * math.log(t)
-    return -(max(-x, 0.0) + math.log1p(math.exp(-abs(x))))
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def _discount(exponent: float, t: float) -> float:
-    """:math:`t^e/(t^e+1)`, as :func:`cfr_agents.solvers.update_rule.discount`."""
-    if exponent == math.inf:
-        return 1.0
-    if exponent == -math.inf:
-        return 0.0
-    x = exponent * math.log(t)
-    if abs(x) < RESCALE_LOG:
-        weight: float = t**exponent
-        return weight / (weight + 1.0)
-    return 1.0 / (1.0 + math.exp(-x)) if x > 0 else math.exp(x) / (1.0 + math.exp(x))
-
-
 @njit(cache=True, error_model="numpy")
 def begin_iteration(
     scalars: np.ndarray, alpha: float, beta: float, gamma: float, cumulative: np.ndarray, weight_at: np.ndarray
@@ -145,10 +126,10 @@ def begin_iteration(
     scalars[ITERATION] = t
     scalars[L_POS_BEFORE] = scalars[L_POS]
     scalars[L_NEG_BEFORE] = scalars[L_NEG]
-    scalars[L_POS] += _log_discount(alpha, t)
-    scalars[L_NEG] += _log_discount(beta, t)
-    scalars[D_POS] = _discount(alpha, t)
-    scalars[D_NEG] = _discount(beta, t)
+    scalars[L_POS] += log_discount(alpha, t)
+    scalars[L_NEG] += log_discount(beta, t)
+    scalars[D_POS] = discount(alpha, t)
+    scalars[D_NEG] = discount(beta, t)
     log_weight = gamma * math.log(t) if gamma != 0.0 else 0.0
     if log_weight - scalars[LOG_SCALE] > RESCALE_LOG:
         rescale = math.exp(scalars[LOG_SCALE] - log_weight)
@@ -195,6 +176,12 @@ def update_regrets(
     log_at[infoset, 0] = scalars[L_POS]
     log_at[infoset, 1] = scalars[L_NEG]
     regret_matching(regret, infoset, n, current[infoset])
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def frames(depth_bound: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A traversal's stack: the node, the next child and the children's values of each frame."""
+    return np.empty(depth_bound, np.int64), np.empty(depth_bound, np.int64), np.empty((depth_bound, width))
 
 
 @njit(cache=True, error_model="numpy")

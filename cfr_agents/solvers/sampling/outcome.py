@@ -38,6 +38,9 @@ from cfr_agents.solvers.sampling.kernel_support import (
     TERMINAL,
     WEIGHT,
     WEIGHT_SUM,
+    KernelOptions,
+    KernelState,
+    KernelTree,
     add_average,
     begin_iteration,
     chance_child,
@@ -49,26 +52,11 @@ STOCHASTIC, OPTIMISTIC = 0, 1
 
 
 @njit(cache=True, error_model="numpy")
-def run(
-    iterations: int,
-    nodes: np.ndarray,
-    values: np.ndarray,
-    cdf: np.ndarray,
-    depth_bound: int,
-    regret: np.ndarray,
-    current: np.ndarray,
-    cumulative: np.ndarray,
-    log_at: np.ndarray,
-    weight_at: np.ndarray,
-    scalars: np.ndarray,
-    rng: np.ndarray,
-    alpha: float,
-    beta: float,
-    gamma: float,
-    averaging: int,
-    epsilon: float,
-) -> None:
+def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOptions) -> None:
     """``iterations`` iterations: a trajectory for player 0, then one for player 1."""
+    nodes, values, cdf, depth_bound = tree
+    regret, current, cumulative, log_at, weight_at, scalars, rng = state
+    alpha, beta, gamma, averaging, epsilon = options
     width = regret.shape[1]
     frame_infoset = np.empty(depth_bound, np.int64)
     frame_action = np.empty(depth_bound, np.int64)
