@@ -42,8 +42,8 @@ def _load_pyspiel(game_string: str) -> pyspiel.Game:
     try:
         with _quiet_stderr():
             return pyspiel.load_game(game_string)
-    except pyspiel.SpielError as error:
-        first_line = str(error).strip().splitlines()[0]
+    except Exception as error:  # SpielError, or a C++ exception as pybind maps it (nfg_game: IndexError)
+        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise UnknownGameError(f"OpenSpiel cannot load {game_string!r}: {first_line}") from None
 
 

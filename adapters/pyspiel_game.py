@@ -318,13 +318,13 @@ class RegisteredGame(BridgedGame):
 class RLCardLeducHoldem(RegisteredGame):
     """``python_rlcard_leduc_holdem``: ``rlcard:leduc-holdem``."""
 
-    adapter_game_id = "rlcard:leduc-holdem"
+    adapter_game_id = REGISTERED_GAMES["python_rlcard_leduc_holdem"]
 
 
 class RLCardKuhnPoker(RegisteredGame):
     """``python_rlcard_kuhn_poker``: ``rlcard:kuhn-poker``."""
 
-    adapter_game_id = "rlcard:kuhn-poker"
+    adapter_game_id = REGISTERED_GAMES["python_rlcard_kuhn_poker"]
 
 
 _CREATORS: Final[Mapping[str, type[RegisteredGame]]] = MappingProxyType(

@@ -20,36 +20,26 @@ _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (
           (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))  # fmt: skip
 
 
-def _resolve(path: str | os.PathLike[str]) -> Path:
-    """``path`` with every symlink followed; its final target may be missing."""
-    try:
-        resolved = Path(os.path.realpath(path))
-    except (OSError, ValueError) as error:
-        raise InputError(f"cannot write {os.fspath(path)!r}: {getattr(error, 'strerror', None) or error}") from None
-    if resolved.is_symlink():  # realpath stops at a link it cannot follow: a loop
-        raise InputError(f"cannot write {os.fspath(path)!r}: too many levels of symbolic links")
-    return resolved
-
-
 def check_writable(path: str | os.PathLike[str]) -> Path:
     """The regular file :func:`replacing` would write for ``path`` (symlinks followed); a target
     that could not be written, or is not a regular file, is refused before any work is done."""
     shown = os.fspath(path)
-    target = _resolve(path)
     try:
-        mode = target.stat().st_mode
-    except FileNotFoundError:
-        mode = None
-    except OSError as error:
-        raise InputError(f"cannot write {shown!r}: {error.strerror}") from None
+        target = Path(os.path.realpath(path))
+        looping = target.is_symlink()  # realpath stops at a link it cannot follow: a loop
+        mode = target.stat().st_mode if target.exists() and not looping else None
+        directory_exists = target.parent.is_dir()
+    except (OSError, ValueError) as error:  # ValueError: a NUL in the path
+        raise InputError(f"cannot write {shown!r}: {getattr(error, 'strerror', None) or error}") from None
+    if looping:
+        raise InputError(f"cannot write {shown!r}: too many levels of symbolic links")
     if mode is not None and not stat.S_ISREG(mode):
         kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
         raise InputError(f"cannot write {shown!r}: it is {kind}")
-    directory = target.parent
-    if not directory.is_dir():
-        raise InputError(f"cannot write {shown!r}: directory {str(directory)!r} does not exist")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise InputError(f"cannot write {shown!r}: directory {str(directory)!r} is not writable")
+    if not directory_exists:
+        raise InputError(f"cannot write {shown!r}: directory {str(target.parent)!r} does not exist")
+    if not os.access(target.parent, os.W_OK | os.X_OK):
+        raise InputError(f"cannot write {shown!r}: directory {str(target.parent)!r} is not writable")
     return target
 
 

@@ -25,12 +25,12 @@ import numpy as np
 from adapters import Game, load_game
 from adapters.errors import InputError
 from cfr_agents.files import write_atomic
+from cfr_agents.tree import CompiledTree, FloatArray, check_same_strategic_form, load_tree
 
 if TYPE_CHECKING:
     from open_spiel.python.policy import TabularPolicy
 
     from cfr_agents.rlcard_agent import PolicyAgent
-    from cfr_agents.tree import CompiledTree, FloatArray
 
 FORMAT = "cfr-agents-policy"
 FORMAT_VERSION = 1
@@ -117,8 +117,6 @@ class Policy:
         """This policy for another game with the same strategic form: the same infoset keys,
         players, legal actions and sequence-form payoffs (``openspiel:kuhn_poker`` and
         ``rlcard:kuhn-poker``), checked on both compiled trees; any other game is refused."""
-        from cfr_agents.tree import check_same_strategic_form, load_tree
-
         source, target = load_tree(self.game_id), load_tree(game_id)
         self.strategy_on(source)  # the table fits its own game
         check_same_strategic_form(source, target)
@@ -207,8 +205,6 @@ def _is_number(value: object) -> bool:
 
 
 def _from_json(data: object, source: str) -> Policy:
-    from cfr_agents.tree import load_tree
-
     def fail(problem: str) -> PolicyFileError:
         return PolicyFileError(f"policy file {source!r} {problem}")
 

@@ -166,6 +166,7 @@ def test_the_perfect_recall_check_can_fail() -> None:
         ("openspiel:matrix_rps", "SIMULTANEOUS"),
         ("openspiel:no_such_game", "unknown OpenSpiel game"),
         ("openspiel:leduc_poker(bogus=1)", "Unknown parameter"),
+        ("openspiel:nfg_game", "OpenSpiel cannot load 'nfg_game'"),
         ("rlcard:no-limit-holdem", "unsupported RLCard game"),
         ("chess", "must look like"),
         ("gym:kuhn", "unknown toolkit"),

@@ -122,3 +122,10 @@ def test_outputs_that_name_one_file_are_refused_before_training(
 
 def test_distinct_outputs_pass_and_missing_ones_are_skipped(tmp_path: Path) -> None:
     check_outputs(tmp_path / "a.json", None, tmp_path / "b.csv")
+
+
+@pytest.mark.parametrize("name", ["n" * 300, "d" * 5000, "nul\0byte"], ids=["long name", "long path", "NUL"])
+def test_unusable_names_are_refused_with_one_line(tmp_path: Path, name: str) -> None:
+    with pytest.raises(InputError, match="cannot write") as error:
+        write_atomic(tmp_path / name, "x")
+    assert "\n" not in str(error.value) and list(tmp_path.iterdir()) == []

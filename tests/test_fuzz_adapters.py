@@ -15,7 +15,8 @@ import rlcard
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters import State
+import adapters
+from adapters import InputError, State
 from adapters.openspiel import OpenSpielGame
 from adapters.pyspiel_game import as_pyspiel_game
 from adapters.rlcard import RLCardGame
@@ -101,3 +102,20 @@ def test_random_play_follows_rlcard(env_id: str, data: st.DataObject, seed: int)
     deal_public_card()
     assert walk.adapter.is_terminal()
     assert walk.adapter.returns() == tuple(float(p) for p in env.get_payoffs())
+
+
+NAMES = sorted(pyspiel.registered_names())
+game_strings = st.one_of(
+    st.sampled_from(NAMES),
+    st.tuples(st.sampled_from(NAMES), st.text("()=,_.-+ 0123456789abcdeflmnoprstuyTF", max_size=16)).map("".join),
+    st.text(max_size=12),
+)
+
+
+@given(toolkit=st.sampled_from(["openspiel:", "rlcard:", ""]), name=game_strings)
+def test_any_game_id_loads_or_is_refused_with_one_line(toolkit: str, name: str) -> None:
+    """A game id is user input: it loads, or it is refused with one InputError line (never another error)."""
+    try:
+        adapters.load_game(toolkit + name)
+    except InputError as error:
+        assert "\n" not in str(error)

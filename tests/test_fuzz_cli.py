@@ -27,7 +27,7 @@ from cfr_agents import Policy
 from cfr_agents.cli import main
 from tests.support import GAME_IDS, cli_commands, tree
 
-OVERTIME = 5.0
+OVERTIME = 3.0
 BYTES = [b for b in range(1, 256) if b != ord("/")]
 """What a command line can hold, but no path separator."""
 COMMANDS = cli_commands()
@@ -38,7 +38,7 @@ GAMES = [*GAME_IDS, "openspiel:nope", "rlcard:uno", "chess", "openspiel:kuhn_pok
 NUMBERS = ["0", "1", "2", "3", "-1", "-0.5", "0.5", "1.5", "0.01", "0.05", "1e-300", "inf", "-inf", "nan",
            "1e309", "x", "1_0", " 2", "3.0", "0x10"]  # fmt: skip
 PATHS = ["kuhn.json", "rlcard-kuhn.json", "corrupt.json", "missing.json", "scratch", "pipe", "link.json",
-         "out.json", "curve.csv", "scratch/new.json", "nowhere/x.json", ".", ""]  # fmt: skip
+         "out.json", "curve.csv", "scratch/new.json", "nowhere/x.json", ".", "", "n" * 300]  # fmt: skip
 
 
 class Overtime(BaseException):

@@ -15,8 +15,7 @@ from types import ModuleType
 
 from adapters.errors import InputError
 from cfr_agents.cli import exploitability, sweep, train
-from cfr_agents.cli.common import EXIT_USAGE, Parser, one_line
-from cfr_agents.console import EXIT_INTERRUPTED
+from cfr_agents.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, Parser, one_line
 
 DESCRIPTION = "Train CFR-family policies and measure their exploitability."
 COMMANDS: tuple[ModuleType, ...] = (train, exploitability, sweep)

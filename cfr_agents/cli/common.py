@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import NoReturn
 
+from cfr_agents.console import EXIT_INTERRUPTED as EXIT_INTERRUPTED  # every exit status in one place
+
 EXIT_USAGE = 2
 """Bad input: an option, a file or a name that cannot be used."""
 EXIT_DISAGREE = 1
