@@ -12,15 +12,13 @@ Every weight is computed so that any finite parameter works at any iteration:
 
 Where nothing can overflow (:math:`|x| <` :data:`RESCALE_LOG`, :math:`K = 0`) the weights are the
 plain powers, so results equal those of the direct formulas bit for bit.
-Both discount functions are compiled (Numba), so the sampling kernels call the same code.
+The sampling kernels compile these same two discount functions with Numba.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-
-from numba import njit
 
 from adapters.errors import InputError
 
@@ -61,7 +59,6 @@ class UpdateRule:
         return {k: (str(v) if isinstance(v, float) and math.isinf(v) else v) for k, v in asdict(self).items()}
 
 
-@njit(cache=True, error_model="numpy")
 def discount(exponent: float, t: float) -> float:
     """:math:`t^e / (t^e + 1)`; ``1`` for ``e = inf`` and ``0`` for ``e = -inf``, stable for any ``e``."""
     if exponent == math.inf:
@@ -75,7 +72,6 @@ def discount(exponent: float, t: float) -> float:
     return 1.0 / (1.0 + math.exp(-x)) if x > 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
-@njit(cache=True, error_model="numpy")
 def log_discount(exponent: float, t: float) -> float:
     """:math:`\\ln d_e(t) = -\\ln(1 + t^{-e})`, stable for any ``e`` (``-inf`` for ``e = -inf``)."""
     if exponent == math.inf:

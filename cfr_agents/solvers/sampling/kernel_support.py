@@ -27,7 +27,8 @@ from typing import TypeAlias
 import numpy as np
 from numba import njit
 
-from cfr_agents.solvers.update_rule import RESCALE_LOG, discount, log_discount
+from cfr_agents.solvers import update_rule
+from cfr_agents.solvers.update_rule import RESCALE_LOG
 
 CODE, INDEX, FIRST, COUNT = range(4)
 """Columns of the kernels' ``nodes`` array: a node's code, its infoset (decision nodes), its first
@@ -80,6 +81,10 @@ def sample(probabilities: np.ndarray, n: int, rng: np.ndarray) -> int:
         if u < total:
             return a
     return n - 1
+
+
+discount = njit(cache=True, error_model="numpy")(update_rule.discount)
+log_discount = njit(cache=True, error_model="numpy")(update_rule.log_discount)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
