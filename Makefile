@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow lint bench clean
+.PHONY: demo test test-slow lint bench bench-opponents clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,9 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/solvers.py
+
+bench-opponents: $(STAMP)
+	$(BIN)/python benchmarks/opponents.py --out benchmarks/results/opponents.md
 
 clean:
 	rm -rf $(VENV) out
