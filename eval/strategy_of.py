@@ -34,7 +34,6 @@ import rlcard
 from open_spiel.python import policy as openspiel_policy
 
 from adapters import Game, State, load_game
-from adapters.base import CHANCE, TERMINAL
 from adapters.errors import InputError
 from adapters.openspiel import OpenSpielState
 from adapters.pyspiel_game import BridgedGame, BridgedState, openspiel_game_of
@@ -64,21 +63,33 @@ class InfosetStates:
 
 @functools.lru_cache(maxsize=8)
 def infoset_states(tree: CompiledTree) -> InfosetStates:
-    """Walk the tree's game once and keep the first state met in each infoset."""
+    """A state of each infoset: the first decision node of the infoset in the tree's node order,
+    reached by replaying only the edges on the paths from the root to those nodes."""
     game = load_game(tree.game_id)
     if game.rules_fingerprint != tree.rules_fingerprint:
         raise InputError(f"the installed {tree.game_id} has other rules than the tree")
-    found: dict[int, State] = {}
-    stack = [game.new_initial_state()]
-    while stack:
-        state = stack.pop()
-        player = state.current_player()
-        if player == TERMINAL:
-            continue
-        if player != CHANCE:
-            found.setdefault(tree.index[state.information_state_key(player)], state)
-        stack.extend(state.child(action) for action in state.legal_actions())
-    return InfosetStates(tree, game, tuple(found[row] for row in range(tree.num_infosets)))
+    num_nodes = tree.node_kind.shape[0]
+    parent = np.full(num_nodes, -1, dtype=np.int64)
+    parent[tree.child_node] = np.repeat(np.arange(num_nodes), np.diff(tree.child_start))
+    action = np.full(num_nodes, -1, dtype=np.int64)
+    action[tree.child_node] = tree.child_action
+    decisions = np.flatnonzero(tree.node_infoset >= 0)
+    infosets, first = np.unique(tree.node_infoset[decisions], return_index=True)
+    representative = decisions[first]  # infoset order: np.unique sorts 0, 1, ..., N - 1
+    assert np.array_equal(infosets, np.arange(tree.num_infosets))
+    needed: set[int] = set()
+    for node in representative.tolist():
+        while node >= 0 and node not in needed:
+            needed.add(node)
+            node = int(parent[node])
+    states: dict[int, State] = {0: game.new_initial_state()}
+    for node in sorted(needed - {0}):  # preorder: a parent's index is below its children's
+        states[node] = states[int(parent[node])].child(int(action[node]))
+    found = tuple(states[int(node)] for node in representative)
+    for row, state in enumerate(found):
+        if state.information_state_key(int(tree.infoset_player[row])) != tree.infoset_keys[row]:
+            raise InputError(f"the tree of {tree.game_id} does not match the game at {tree.infoset_keys[row]!r}")
+    return InfosetStates(tree, game, found)
 
 
 def strategy_of(agent: object, tree: CompiledTree) -> FloatArray:
