@@ -14,6 +14,7 @@ import pytest
 import adapters
 import cfr_agents
 import cfr_agents.training
+import eval.opponents
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
@@ -38,7 +39,9 @@ def test_example_runs(script: str, tmp_path: Path) -> None:
     assert result.stdout.strip()
 
 
-@pytest.mark.parametrize("module", [adapters, cfr_agents, cfr_agents.training], ids=lambda m: m.__name__)
+@pytest.mark.parametrize(
+    "module", [adapters, cfr_agents, cfr_agents.training, eval.opponents], ids=lambda m: m.__name__
+)
 def test_doctests(module: object) -> None:
     result = doctest.testmod(module)  # type: ignore[arg-type]
     assert result.attempted > 0 and result.failed == 0
