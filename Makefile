@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALL := $(BIN)/pip install --quiet
 
-.PHONY: demo test test-slow lint bench clean
+.PHONY: demo test test-slow lint bench bench-opponents clean
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,9 @@ lint: $(VENV)/.test
 
 bench: $(VENV)/.bench
 	$(BIN)/python benchmarks/solvers.py
+
+bench-opponents: $(STAMP)
+	$(BIN)/python benchmarks/opponents.py --out benchmarks/results/opponents.md
 
 clean:
 	rm -rf $(VENV) out

@@ -14,6 +14,7 @@ import pytest
 import adapters
 import cfr_agents
 import cfr_agents.training
+import eval.opponents
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
@@ -79,7 +80,9 @@ def test_examples_answer_bad_input_with_one_error(
     assert result.stderr.strip().splitlines()[-1].startswith(f"{script}: error: ") and message in result.stderr
 
 
-@pytest.mark.parametrize("module", [adapters, cfr_agents, cfr_agents.training], ids=lambda m: m.__name__)
+@pytest.mark.parametrize(
+    "module", [adapters, cfr_agents, cfr_agents.training, eval.opponents], ids=lambda m: m.__name__
+)
 def test_doctests(module: object) -> None:
     result = doctest.testmod(module)  # type: ignore[arg-type]
     assert result.attempted > 0 and result.failed == 0

@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from adapters.errors import InputError
-from cfr_agents.cli import exploitability, sweep, train
+from cfr_agents.cli import best_response, exploitability, opponents, sweep, train, train_opponent
 from cfr_agents.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, Parser, one_line
 
-DESCRIPTION = "Train CFR-family policies and measure their exploitability."
-COMMANDS: tuple[ModuleType, ...] = (train, exploitability, sweep)
+DESCRIPTION = "Train CFR-family policies, score any agent exactly, train and list opponents, sweep parameters."
+COMMANDS: tuple[ModuleType, ...] = (train, exploitability, opponents, best_response, train_opponent, sweep)
 
 
 def build_parser() -> argparse.ArgumentParser:

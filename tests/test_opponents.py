@@ -1,0 +1,152 @@
+"""The opponent registry and its commands: listing, refusals, training, shipped models, the table."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cfr_agents.cli import main
+from eval import exploitability_of_strategy, strategy_of
+from eval.opponents import FAMILIES, available, load_opponent, shipped_model
+from eval.opponents.nfsp import MissingExtraError
+from eval.opponents.provenance import read_model_file
+from tests.support import game, tree
+
+SHIPPED = [("rlcard-nfsp", "rlcard:leduc-holdem"), ("openspiel-nfsp", "openspiel:leduc_poker"),
+           ("rlcard-cfr", "rlcard:leduc-holdem")]  # fmt: skip
+
+
+def test_every_family_is_available_where_it_applies() -> None:
+    assert [f.name for f in available("rlcard:leduc-holdem")] == [
+        name for name in FAMILIES if name != "openspiel-nfsp"
+    ]
+    assert [f.name for f in available("openspiel:leduc_poker")] == [
+        "random", "openspiel-nfsp", "openspiel-cfr", "openspiel-cfr+", "openspiel-mccfr-es", "openspiel-mccfr-os"
+    ]  # fmt: skip
+
+
+def test_opponents_command_lists_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["opponents", "--game", "openspiel:kuhn_poker", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [entry["name"] for entry in listed["opponents"]] == [f.name for f in available("openspiel:kuhn_poker")]
+
+
+@pytest.mark.parametrize(("kind", "game_id"), SHIPPED)
+def test_shipped_models_reproduce_their_recorded_exploitability(kind: str, game_id: str) -> None:
+    provenance, data = read_model_file(shipped_model(kind, game(game_id)))
+    assert (provenance.kind, provenance.game) == (kind, game_id)
+    assert provenance.training_seconds > 0 and provenance.versions["rlcard"] == "1.2.0"
+    opponent = load_opponent(kind, game_id)
+    measured = exploitability_of_strategy(tree(game_id), strategy_of(opponent.agent, tree(game_id)))
+    assert measured.nash_conv == pytest.approx(provenance.nash_conv, abs=1e-9)
+    if kind.endswith("nfsp"):
+        assert data["weights"].endswith(".safetensors")
+
+
+def test_exploitability_of_a_named_agent_and_its_json_fields(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["exploitability", "rlcard-rule-v2", "--game", "rlcard:leduc-holdem", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report) >= {"agent", "game", "units", "nash_conv", "exploitability", "best_response_values"}
+    assert (report["agent"], report["game"], report["units"]) == ("rlcard-rule-v2", "rlcard:leduc-holdem", "BB")
+    assert report["nash_conv_mbb"] == pytest.approx(1000 * report["nash_conv"])
+    assert sum(report["best_response_values"]) - sum(report["policy_values"]) == pytest.approx(report["nash_conv"])
+    assert main(["exploitability", "random", "--game", "rlcard:kuhn-poker", "--json", "--cross-check"]) == 0
+    checked = json.loads(capsys.readouterr().out)
+    assert checked["agree"] and checked["openspiel_game_source"] == "bridged"
+    assert checked["nash_conv"] == pytest.approx(11 / 12)  # RandomAgent is uniform: the brief's Kuhn reference
+
+
+def test_best_response_command_writes_a_policy_worth_the_best_response_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "br.json"
+    args = ["best-response", "openspiel-cfr:5", "--game", "openspiel:kuhn_poker", "--out", str(out), "--json"]
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["seat_values"] == pytest.approx(report["best_response_values"], abs=1e-12)
+    assert main(["exploitability", str(out), "--json"]) == 0  # a policy file needs no --game
+    assert json.loads(capsys.readouterr().out)["agent"] == str(out)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["exploitability", "nope", "--game", "rlcard:leduc-holdem"], "unknown opponent 'nope'"),
+        (["exploitability", "rlcard-rule-v1", "--game", "openspiel:leduc_poker"], "not available for"),
+        (["exploitability", "openspiel-nfsp", "--game", "rlcard:leduc-holdem"], "not available for"),
+        (["exploitability", "rlcard-rule-v1"], "needs a game"),
+        (["exploitability", "openspiel-cfr:x", "--game", "openspiel:kuhn_poker"], "must be an integer"),
+        (["exploitability", "random:3", "--game", "openspiel:kuhn_poker"], "takes no iteration count"),
+        (["best-response", "random", "--game", "rlcard:uno", "--out", "x.json"], "unsupported RLCard game"),
+        (["train-opponent", "rlcard-nfsp", "--game", "openspiel:kuhn_poker", "--episodes", "5", "--seed", "0",
+          "--out", "x.json"], "trains on rlcard: games"),
+        (["train-opponent", "rlcard-cfr", "--game", "rlcard:kuhn-poker", "--episodes", "5", "--seed", "0",
+          "--out", "x.json"], "counts --iterations"),
+        (["opponents", "--game", "openspiel:nope"], "unknown OpenSpiel game"),
+    ],
+)  # fmt: skip
+def test_refusals_are_one_line_and_exit_2(tmp_path: Path, argv: list[str], message: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "cfr_agents", *argv], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "x.json").exists()
+
+
+def test_a_torch_opponent_without_torch_is_refused_naming_the_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now raises ImportError
+    with pytest.raises(MissingExtraError, match=r"pip install 'cfr-agents\[nfsp\]'"):
+        load_opponent("rlcard-nfsp", "rlcard:leduc-holdem")
+    assert main(["exploitability", "openspiel-nfsp", "--game", "openspiel:leduc_poker"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "openspiel-nfsp needs torch" in error and "cfr-agents[nfsp]" in error
+
+
+@pytest.mark.parametrize(
+    ("kind", "game_id", "amount"),
+    [("rlcard-nfsp", "rlcard:kuhn-poker", ["--episodes", "300"]),
+     ("openspiel-nfsp", "openspiel:kuhn_poker", ["--episodes", "1500"]),
+     ("rlcard-cfr", "rlcard:kuhn-poker", ["--iterations", "30"])],
+)  # fmt: skip
+def test_train_opponent_is_reproducible_and_its_file_is_an_agent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, game_id: str, amount: list[str]
+) -> None:
+    outputs = []
+    for run in ("a", "b"):
+        out = tmp_path / f"{run}.json"
+        args = ["train-opponent", kind, "--game", game_id, *amount, "--seed", "7", "--out", str(out), "--json"]
+        assert main(args) == 0
+        outputs.append(json.loads(capsys.readouterr().out))
+    first, second = outputs
+    assert first["nash_conv"] == second["nash_conv"]
+    weights = [tmp_path / f"{run}.safetensors" for run in ("a", "b")]
+    if kind.endswith("nfsp"):
+        assert weights[0].read_bytes() == weights[1].read_bytes()
+    assert main(["exploitability", str(tmp_path / "a.json"), "--json"]) == 0
+    measured = json.loads(capsys.readouterr().out)
+    assert measured["nash_conv"] == pytest.approx(first["nash_conv"], abs=1e-12)
+    assert (measured["game"], measured["agent"]) == (game_id, str(tmp_path / "a.json"))
+
+
+def test_opponent_table_rows_and_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    names = ["random", "openspiel-cfr+:200", "openspiel-mccfr-es:2000"]
+    assert main(["opponents", "--game", "openspiel:kuhn_poker", "--table", *names, "--json"]) == 0
+    table = json.loads(capsys.readouterr().out)
+    rows = {row["name"]: row for row in table["rows"]}
+    assert list(rows) == ["random", "openspiel-cfr+:200", "openspiel-mccfr-es:2000"]
+    assert rows["random"]["nash_conv"] == pytest.approx(11 / 12)  # uniform Kuhn, the design brief's reference
+    for row in table["rows"]:
+        assert row["vs"][list(rows).index(row["name"])] == pytest.approx(0, abs=1e-12)  # itself, seats swapped
+        assert row["vs_random"] == pytest.approx(row["vs"][0], abs=1e-12)
+    # Zero-sum with seats swapped: A against B is minus B against A; nothing beats the equilibrium.
+    matrix = np.array([row["vs"] for row in table["rows"]])
+    assert np.allclose(matrix, -matrix.T, atol=1e-12)
+    assert all(row["vs_equilibrium"] <= 1e-4 for row in table["rows"])
