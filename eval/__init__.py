@@ -1,16 +1,24 @@
-"""Evaluation: exact best response, NashConv and exploitability, exact head-to-head values on the
-compiled tree, and sampled duplicate matches in the real environment."""
+"""Evaluation: the exact strategy of any agent, exact best response (a value and a playable policy),
+NashConv and exploitability, exact head-to-head values on the compiled tree, sampled duplicate
+matches in the real environment, and named opponents (:mod:`eval.opponents`)."""
 
+from eval.best_response import best_response_policy, best_response_strategy
 from eval.exploitability import Exploitability, exploitability, exploitability_of_strategy
 from eval.head_to_head import HeadToHead, exact_head_to_head
-from eval.match import MatchResult, play_rlcard_match
+from eval.match import MatchResult, play_openspiel_match, play_rlcard_match
+from eval.strategy_of import AgentQueryError, strategy_of
 
 __all__ = [
+    "AgentQueryError",
     "Exploitability",
     "HeadToHead",
     "MatchResult",
+    "best_response_policy",
+    "best_response_strategy",
     "exact_head_to_head",
     "exploitability",
     "exploitability_of_strategy",
+    "play_openspiel_match",
     "play_rlcard_match",
+    "strategy_of",
 ]

@@ -1,4 +1,5 @@
-r"""Sampled matches in the real RLCard environment: seats swapped, duplicate deals.
+r"""Sampled matches in the real environment -- RLCard's env, or ``pyspiel`` states for OpenSpiel
+games: seats swapped, duplicate deals.
 
 Hands come in pairs. Both hands of a pair are dealt from the same seed -- the same cards
 and, in Leduc, the same small-blind seat -- with ``A`` in seat 0 for the first hand and in
@@ -16,6 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 import rlcard
+from numpy.typing import NDArray
 from tqdm import tqdm
 
 import adapters
@@ -65,8 +67,7 @@ def play_rlcard_match(
     """Play ``pairs`` duplicate pairs of hands of ``game_id`` (an ``rlcard:`` id) in RLCard's env."""
     if not game_id.startswith(PREFIX):
         raise InputError(f"matches are played in RLCard environments; {game_id!r} is not an rlcard: game")
-    if pairs < 2:
-        raise InputError(f"a match needs at least 2 pairs of hands to estimate its error, got {pairs}")
+    _check_pairs(pairs)
     game = adapters.load_game(game_id)
     env = rlcard.make(game_id.removeprefix(PREFIX))
     samples = np.empty(pairs)
@@ -79,11 +80,73 @@ def play_rlcard_match(
             _, payoffs = env.run(is_training=False)
             total += float(payoffs[seat])
         samples[pair] = total / 2
+    return _result(game_id, game.units, samples)
+
+
+class OpenSpielPolicy(Protocol):
+    """What a match needs of an OpenSpiel policy."""
+
+    def action_probabilities(self, state: Any, player_id: int | None = None) -> dict[int, float]: ...
+
+
+def play_openspiel_match(
+    game_id: str,
+    policy_a: OpenSpielPolicy,
+    policy_b: OpenSpielPolicy,
+    pairs: int,
+    deal_rng: np.random.Generator,
+    agent_rngs: tuple[np.random.Generator, np.random.Generator],
+) -> MatchResult:
+    """Play ``pairs`` duplicate pairs of ``game_id`` (an ``openspiel:`` id) on ``pyspiel`` states.
+
+    Both hands of a pair draw their chance outcomes from a fresh generator seeded with the pair's
+    deal seed, so they see the same cards; ``A`` samples from ``agent_rngs[0]``, ``B`` from ``[1]``.
+    """
+    from adapters.openspiel import OpenSpielGame
+
+    game = adapters.load_game(game_id)
+    if not isinstance(game, OpenSpielGame):
+        raise InputError(f"{game_id!r} is not an openspiel: game; play it with play_rlcard_match")
+    _check_pairs(pairs)
+    samples = np.empty(pairs)
+    for pair in range(pairs):
+        deal_seed = int(deal_rng.integers(2**31))
+        total = 0.0
+        for seat in (0, 1):
+            chance = np.random.default_rng(deal_seed)
+            policies = (policy_a, policy_b) if seat == 0 else (policy_b, policy_a)
+            rngs = agent_rngs if seat == 0 else agent_rngs[::-1]
+            state = game.pyspiel_game.new_initial_state()
+            while not state.is_terminal():
+                if state.is_chance_node():
+                    outcomes = dict(state.chance_outcomes())
+                    state.apply_action(_draw(outcomes, chance))
+                else:
+                    player = state.current_player()
+                    state.apply_action(_draw(policies[player].action_probabilities(state), rngs[player]))
+            total += float(state.returns()[seat])
+        samples[pair] = total / 2
+    return _result(game_id, game.units, samples)
+
+
+def _check_pairs(pairs: int) -> None:
+    if pairs < 2:
+        raise InputError(f"a match needs at least 2 pairs of hands to estimate its error, got {pairs}")
+
+
+def _draw(probabilities: dict[int, float], rng: np.random.Generator) -> int:
+    actions = sorted(probabilities)
+    weights = np.array([probabilities[a] for a in actions])
+    return int(actions[rng.choice(len(actions), p=weights / weights.sum())])
+
+
+def _result(game_id: str, units: str, samples: NDArray[np.float64]) -> MatchResult:
+    pairs = samples.shape[0]
     mean = float(samples.mean())
     standard_error = float(samples.std(ddof=1) / math.sqrt(pairs))
     return MatchResult(
         game_id=game_id,
-        units=game.units,
+        units=units,
         hands=2 * pairs,
         mean=mean,
         standard_error=standard_error,

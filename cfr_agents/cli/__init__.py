@@ -14,12 +14,12 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from adapters.errors import InputError
-from cfr_agents.cli import exploitability, train
+from cfr_agents.cli import best_response, exploitability, opponents, train, train_opponent
 from cfr_agents.cli.common import EXIT_USAGE, Parser, one_line
 from cfr_agents.console import EXIT_INTERRUPTED
 
-DESCRIPTION = "Train CFR-family policies and measure their exploitability."
-COMMANDS: tuple[ModuleType, ...] = (train, exploitability)
+DESCRIPTION = "Train CFR-family policies, score any agent exactly, and train and list opponents."
+COMMANDS: tuple[ModuleType, ...] = (train, exploitability, opponents, best_response, train_opponent)
 
 
 def build_parser() -> argparse.ArgumentParser:

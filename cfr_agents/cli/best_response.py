@@ -1,0 +1,49 @@
+"""``cfr-agents best-response AGENT --game G --out FILE``: the exact best response as a policy file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from cfr_agents.cli.common import mbb
+from cfr_agents.files import check_writable
+
+
+def register(commands: Any) -> None:
+    command = commands.add_parser("best-response", help="write the exact best response to an agent as a policy")
+    command.add_argument("agent", help="a named opponent (cfr-agents opponents --game G) or a policy/model file")
+    command.add_argument("--game", help="the game (a file names its own)")
+    command.add_argument("--out", required=True, metavar="FILE", help="policy file to write")
+    command.add_argument("--json", action="store_true", help="print one JSON object")
+    command.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from adapters import load_game
+    from cfr_agents.tree import compile_tree
+    from eval.best_response import best_response_policy
+    from eval.exploitability import exploitability_of_strategy
+    from eval.head_to_head import exact_head_to_head
+    from eval.opponents import load_opponent
+    from eval.strategy_of import strategy_of
+
+    check_writable(args.out)
+    opponent = load_opponent(args.agent, args.game)
+    tree = compile_tree(load_game(opponent.game_id))
+    strategy = strategy_of(opponent.agent, tree)
+    policy = best_response_policy(tree, strategy, against=opponent.name)
+    policy.save(args.out)
+    value = exact_head_to_head(tree, policy.strategy_on(tree), strategy)
+    best = exploitability_of_strategy(tree, strategy).best_response_values
+    if args.json:
+        print(json.dumps({"agent": opponent.name, "game": tree.game_id, "units": tree.units,
+                          "best_response_values": list(best), "value": value.value,
+                          "seat_values": list(value.seat_values), "out": args.out}))  # fmt: skip
+    else:
+        print(
+            f"best response to {opponent.name} on {tree.game_id}: {value.value:+.6g} {tree.units} per hand"
+            f"{mbb(value.value, tree.units)} (seat 0 {value.seat_values[0]:+.6g}, seat 1 "
+            f"{value.seat_values[1]:+.6g}); saved {args.out}"
+        )
+    return 0

@@ -1,0 +1,52 @@
+"""``cfr-agents opponents --game G [--table [NAME ...]] [--json]``: the named opponents of a game,
+or the exact opponent table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+from typing import Any
+
+
+def register(commands: Any) -> None:
+    command = commands.add_parser("opponents", help="list a game's named opponents, or score them all (--table)")
+    command.add_argument("--game", required=True, help="openspiel:<game string> or rlcard:<env id>")
+    command.add_argument(
+        "--table", nargs="*", metavar="NAME",
+        help="score the named opponents (default: all available) exactly against random, DCFR and each other",
+    )  # fmt: skip
+    command.add_argument("--json", action="store_true", help="print one JSON object")
+    command.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from eval.opponents import available
+
+    families = available(args.game)
+    if args.table is None:
+        if args.json:
+            print(json.dumps({"game": args.game, "opponents": [_entry(f) for f in families]}))
+        else:
+            for family in families:
+                name = f"{family.name}[:N]" if family.takes_iterations else family.name
+                print(f"{name:24} {family.summary}{'  [needs torch]' if family.needs_torch else ''}")
+            print(f"{'FILE.json':24} a policy file, or a model file written by train-opponent")
+        return 0
+    from eval.opponents.table import opponent_table
+
+    table = opponent_table(args.game, args.table or [family.name for family in families])
+    if args.json:
+        print(json.dumps(asdict(table)))
+        return 0
+    print(f"{table.game_id}: exact values per hand in {table.units}, row against column, seats swapped")
+    print(f"DCFR column: {table.equilibrium}")
+    if table.distinct_observations is not None:
+        print(f"RLCard's obs: {table.distinct_observations} distinct observations for {table.infosets:,} infosets")
+    print(table.markdown())
+    return 0
+
+
+def _entry(family: Any) -> dict[str, Any]:
+    return {"name": family.name, "summary": family.summary, "needs_torch": family.needs_torch,
+            "takes_iterations": family.takes_iterations}  # fmt: skip

@@ -1,0 +1,67 @@
+"""``cfr-agents train-opponent KIND --game G (--episodes N | --iterations N) --seed S --out FILE``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from typing import Any
+
+from adapters.errors import InputError
+from cfr_agents.cli.common import mbb, positive_int
+from cfr_agents.files import check_writable
+
+
+def register(commands: Any) -> None:
+    from eval.opponents.provenance import KINDS
+
+    command = commands.add_parser("train-opponent", help="train RLCard's or OpenSpiel's NFSP, or RLCard's CFRAgent")
+    command.add_argument("kind", choices=KINDS, help="opponent family")
+    command.add_argument("--game", required=True, help="rlcard:<env id> or openspiel:<game string>")
+    amount = command.add_mutually_exclusive_group(required=True)
+    amount.add_argument("--episodes", type=positive_int, help="self-play episodes (NFSP)")
+    amount.add_argument("--iterations", type=positive_int, help="CFRAgent.train() iterations (rlcard-cfr)")
+    command.add_argument("--seed", type=int, required=True, help="seed of every generator training uses")
+    command.add_argument("--out", required=True, metavar="FILE.json", help="model file (NFSP: also FILE.safetensors)")
+    command.add_argument("--json", action="store_true", help="print one JSON object")
+    command.add_argument("--quiet", action="store_true", help="no progress bar")
+    command.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from eval.opponents.nfsp import weights_path
+    from eval.opponents.provenance import KINDS, check_request
+
+    unit = KINDS[args.kind].unit
+    amount = args.episodes if unit == "episodes" else args.iterations
+    if amount is None:
+        raise InputError(f"{args.kind} counts --{unit}")
+    if not args.out.endswith(".json"):
+        raise InputError(f"--out must name a .json file, got {args.out!r}")
+    check_writable(args.out)
+    if args.kind.endswith("nfsp"):
+        check_writable(weights_path(args.out))
+    check_request(args.kind, args.game)
+    from eval.opponents.training import TRAINERS, train
+
+    show = not (args.quiet or args.json)
+    with tqdm(total=amount, unit=unit[:-1], disable=None if show else True, file=sys.stderr) as bar:
+
+        def progress(done: int) -> None:
+            if done % 100 == 0 or done == amount:
+                bar.update(done - bar.n)
+
+        agent, provenance = train(args.kind, args.game, amount, args.seed, progress)
+    TRAINERS[args.kind].save(args.out, agent, provenance)
+    if args.json:
+        print(json.dumps({**asdict(provenance), "out": args.out}))
+    else:
+        print(
+            f"{args.kind} on {provenance.game}: {provenance.describe()}; NashConv {provenance.nash_conv:.6g} "
+            f"{provenance.units}{mbb(provenance.nash_conv, provenance.units)}, exploitability "
+            f"{provenance.exploitability:.6g} {provenance.units}; saved {args.out}"
+        )
+    return 0

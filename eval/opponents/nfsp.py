@@ -1,0 +1,307 @@
+"""Neural Fictitious Self-Play (Heinrich & Silver 2016) from both toolkits, trained by us in self-play.
+
+* ``rlcard-nfsp``: RLCard's ``NFSPAgent`` (PyTorch), one per seat, trained in RLCard's env as
+  RLCard's examples do (each episode every agent samples its mode, ``env.run(is_training=True)``,
+  ``reorganize``, each agent is fed its own transitions). It observes RLCard's lossy ``obs``.
+* ``openspiel-nfsp``: OpenSpiel's PyTorch ``nfsp.NFSP``, one per player, trained in OpenSpiel's
+  ``rl_environment`` with the hyperparameters of OpenSpiel's ``nfsp_leduc_pytorch.py`` example.
+  It observes OpenSpiel's ``information_state_tensor`` (perfect recall).
+
+Both libraries sample from NumPy's global generator (and Python's ``random`` and torch's);
+training seeds all three, and the environments, with seeds drawn from one
+``numpy.random.Generator``, and runs torch on one thread, so the same seed gives the same weights.
+
+A trained pair is saved as a weights-only ``.safetensors`` file (each seat's average-policy
+network, ``seat0.*`` and ``seat1.*``: what plays) and a JSON sidecar with its
+:class:`~eval.opponents.provenance.Provenance` and the weights' SHA-256. Evaluation plays the
+average policy, as both libraries do by default. torch is the optional ``[nfsp]`` extra.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import inspect
+import json
+import os
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pyspiel
+from open_spiel.python import policy as openspiel_policy
+
+from adapters import Game
+from adapters.errors import InputError
+from adapters.openspiel import OpenSpielGame
+from adapters.rlcard import RLCardGame
+from cfr_agents.files import replacing, write_atomic
+from eval.opponents.provenance import Provenance, check_game
+
+EXTRA = "pip install 'cfr-agents[nfsp]'"
+
+RLCARD_HYPERPARAMETERS: Mapping[str, Any] = {"hidden_layers_sizes": [64, 64], "q_mlp_layers": [64, 64]}
+"""The layer sizes of RLCard's NFSP example (``examples/run_rl.py``); the rest are ``NFSPAgent``'s
+defaults, recorded in full in each sidecar."""
+
+OPENSPIEL_HYPERPARAMETERS: Mapping[str, Any] = {
+    "hidden_layers_sizes": [128],
+    "replay_buffer_capacity": 200_000,
+    "reservoir_buffer_capacity": 2_000_000,
+    "min_buffer_size_to_learn": 1000,
+    "anticipatory_param": 0.1,
+    "batch_size": 128,
+    "learn_every": 64,
+    "rl_learning_rate": 0.01,
+    "sl_learning_rate": 0.01,
+    "optimizer_str": "sgd",
+    "loss_str": "mse",
+    "update_target_network_every": 19200,
+    "discount_factor": 1.0,
+    "epsilon_decay_duration": 20_000_000,
+    "epsilon_start": 0.06,
+    "epsilon_end": 0.001,
+}
+"""OpenSpiel's ``python/examples/nfsp_leduc_pytorch.py`` flags."""
+
+
+class MissingExtraError(InputError):
+    """torch (the ``[nfsp]`` extra) is not installed."""
+
+
+def require_torch(name: str) -> ModuleType:
+    """``torch``, or a one-line refusal naming the extra to install."""
+    try:
+        return importlib.import_module("torch")
+    except ImportError:
+        raise MissingExtraError(f"{name} needs torch, which is not installed: {EXTRA}") from None
+
+
+@contextlib.contextmanager
+def _seeded(rng: np.random.Generator) -> Iterator[None]:
+    """Seed the global generators both libraries draw from; torch on one thread."""
+    torch = require_torch("NFSP")
+    np.random.seed(int(rng.integers(2**31)))
+    random.seed(int(rng.integers(2**31)))
+    torch.manual_seed(int(rng.integers(2**31)))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+@contextlib.contextmanager
+def _quiet_stdout() -> Iterator[None]:
+    """RLCard's ``NFSPAgent`` prints a log line per step with carriage returns; drop them."""
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+        yield
+
+
+class SeatedAgents:
+    """An RLCard agent that hands each state to the agent of the seat to act
+    (``state["raw_obs"]["current_player"]``); it plays either seat of a match."""
+
+    use_raw = False
+
+    def __init__(self, agents: Sequence[Any]) -> None:
+        self.agents = list(agents)
+
+    def _agent(self, state: Mapping[str, Any]) -> Any:
+        return self.agents[int(state["raw_obs"]["current_player"])]
+
+    def step(self, state: Mapping[str, Any]) -> int:
+        return int(self._agent(state).step(state))
+
+    def eval_step(self, state: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
+        action, info = self._agent(state).eval_step(state)
+        return int(action), info
+
+
+class NFSPPolicy(openspiel_policy.Policy):  # type: ignore[misc]
+    """OpenSpiel NFSP agents as an OpenSpiel policy: each player's average-policy network at the
+    ``information_state_tensor``, as OpenSpiel's ``nfsp_leduc_pytorch.py`` evaluates them."""
+
+    def __init__(self, game: pyspiel.Game, agents: Sequence[Any]) -> None:
+        super().__init__(game, list(range(len(agents))))
+        self.agents = list(agents)
+
+    def action_probabilities(self, state: pyspiel.State, player_id: int | None = None) -> dict[int, float]:
+        from open_spiel.python import rl_environment
+        from open_spiel.python.pytorch import nfsp
+
+        player = state.current_player()
+        legal = state.legal_actions(player)
+        observations = {
+            "current_player": player,
+            "info_state": [state.information_state_tensor(player) if p == player else None for p in range(2)],
+            "legal_actions": [legal if p == player else None for p in range(2)],
+        }
+        time_step = rl_environment.TimeStep(observations=observations, rewards=None, discounts=None, step_type=None)
+        agent = self.agents[player]
+        with agent.temp_mode_as(nfsp.MODE.AVERAGE_POLICY):
+            probs = agent.step(time_step, is_evaluation=True).probs
+        return {action: float(probs[action]) for action in legal}
+
+
+def _rlcard_hyperparameters() -> dict[str, Any]:
+    from rlcard.agents.nfsp_agent import NFSPAgent
+
+    skip = {"num_actions", "state_shape", "device", "save_path", "save_every"}
+    defaults = {
+        name: parameter.default
+        for name, parameter in inspect.signature(NFSPAgent).parameters.items()
+        if name not in skip and parameter.default is not inspect.Parameter.empty
+    }
+    return {**defaults, **RLCARD_HYPERPARAMETERS}
+
+
+def _rlcard_agents(game: RLCardGame, hyperparameters: Mapping[str, Any]) -> list[Any]:
+    torch = require_torch("rlcard-nfsp")
+    import rlcard
+    from rlcard.agents.nfsp_agent import NFSPAgent
+
+    env = rlcard.make(game.spec.env_id)
+    return [
+        NFSPAgent(num_actions=env.num_actions, state_shape=env.state_shape[p], device=torch.device("cpu"),
+                  **hyperparameters)
+        for p in range(env.num_players)
+    ]  # fmt: skip
+
+
+def train_rlcard(
+    game: RLCardGame, episodes: int, rng: np.random.Generator, on_progress: Callable[[int], None]
+) -> tuple[SeatedAgents, dict[str, Any], float]:
+    """Self-play ``episodes`` in RLCard's env; the agents, the hyperparameters and the seconds."""
+    import rlcard
+    from rlcard.utils import reorganize
+
+    hyperparameters = _rlcard_hyperparameters()
+    with _seeded(rng), _quiet_stdout():
+        env = rlcard.make(game.spec.env_id, config={"seed": int(rng.integers(2**31))})
+        agents = _rlcard_agents(game, hyperparameters)
+        env.set_agents(agents)
+        started = time.perf_counter()
+        for episode in range(1, episodes + 1):
+            for agent in agents:
+                agent.sample_episode_policy()
+            trajectories, payoffs = env.run(is_training=True)
+            for agent, transitions in zip(agents, reorganize(trajectories, payoffs), strict=True):
+                for transition in transitions:
+                    agent.feed(transition)
+            on_progress(episode)
+        seconds = time.perf_counter() - started
+    return SeatedAgents(agents), hyperparameters, seconds
+
+
+def _openspiel_agents(pyspiel_game: pyspiel.Game, hyperparameters: Mapping[str, Any], seed: int) -> list[Any]:
+    require_torch("openspiel-nfsp")
+    from open_spiel.python.pytorch import nfsp
+
+    settings = dict(hyperparameters)
+    hidden = settings.pop("hidden_layers_sizes")
+    return [
+        nfsp.NFSP(player, pyspiel_game.information_state_tensor_size(), pyspiel_game.num_distinct_actions(), hidden,
+                  seed=seed + 10 * player, **settings)
+        for player in range(pyspiel_game.num_players())
+    ]  # fmt: skip
+
+
+def train_openspiel(
+    game: OpenSpielGame, episodes: int, rng: np.random.Generator, on_progress: Callable[[int], None]
+) -> tuple[NFSPPolicy, dict[str, Any], float]:
+    """Self-play ``episodes`` in OpenSpiel's ``rl_environment``, as OpenSpiel's example loop does."""
+    from open_spiel.python import rl_environment
+
+    hyperparameters = {**OPENSPIEL_HYPERPARAMETERS, "seed": int(rng.integers(2**20))}
+    with _seeded(rng):
+        sampler = rl_environment.ChanceEventSampler(seed=int(rng.integers(2**31)))
+        env = rl_environment.Environment(game.pyspiel_game, chance_event_sampler=sampler)
+        settings = dict(hyperparameters)
+        agents = _openspiel_agents(game.pyspiel_game, settings, settings.pop("seed"))
+        started = time.perf_counter()
+        for episode in range(1, episodes + 1):
+            time_step = env.reset()
+            while not time_step.last():
+                player = time_step.observations["current_player"]
+                time_step = env.step([agents[player].step(time_step).action])
+            for agent in agents:
+                agent.step(time_step)
+            on_progress(episode)
+        seconds = time.perf_counter() - started
+    return NFSPPolicy(game.pyspiel_game, agents), hyperparameters, seconds
+
+
+def _networks(agent: SeatedAgents | NFSPPolicy) -> list[Any]:
+    if isinstance(agent, SeatedAgents):
+        return [seat.policy_network for seat in agent.agents]
+    return [seat._avg_network for seat in agent.agents]
+
+
+def weights_path(sidecar: str | Path) -> Path:
+    """The weights file beside a sidecar: ``model.json`` -> ``model.safetensors``."""
+    return Path(sidecar).with_suffix(".safetensors")
+
+
+def save(sidecar: str | Path, agent: SeatedAgents | NFSPPolicy, provenance: Provenance) -> None:
+    """Write the weights (safetensors) and then the JSON sidecar, each atomically."""
+    from safetensors.torch import save as serialize
+
+    tensors = {
+        f"seat{seat}.{name}": tensor.detach().contiguous()
+        for seat, network in enumerate(_networks(agent))
+        for name, tensor in network.state_dict().items()
+    }
+    weights = weights_path(sidecar)
+    content = serialize(tensors)
+    with replacing(weights) as temporary:
+        temporary.write_bytes(content)
+    digest = hashlib.sha256(content).hexdigest()
+    data = {**provenance.to_json(), "weights": weights.name, "weights_sha256": digest}
+    write_atomic(sidecar, json.dumps(data, indent=1) + "\n")
+
+
+def load(
+    sidecar: str | Path, data: Mapping[str, Any], provenance: Provenance, game: Game
+) -> SeatedAgents | NFSPPolicy:
+    """The playing agent of a sidecar written by :func:`save`, for ``game`` (weights checked)."""
+    check_game(provenance, game.game_id, game.rules_fingerprint, str(sidecar))
+    torch = require_torch(provenance.kind)
+    from safetensors.torch import load_file
+
+    weights = Path(sidecar).parent / str(data.get("weights", ""))
+    try:
+        digest = hashlib.sha256(weights.read_bytes()).hexdigest()
+    except OSError as error:
+        raise InputError(f"cannot read the weights of {str(sidecar)!r}: {error.strerror}") from None
+    if digest != data.get("weights_sha256"):
+        raise InputError(f"{str(weights)!r} is not the weights file its sidecar {str(sidecar)!r} describes")
+    tensors = load_file(str(weights))
+    with contextlib.ExitStack() as stack:  # building the agents reseeds the global generators
+        stack.enter_context(torch.random.fork_rng())
+        saved = np.random.get_state()
+        stack.callback(np.random.set_state, saved)
+        hyperparameters = dict(provenance.hyperparameters)
+        agent: SeatedAgents | NFSPPolicy
+        if provenance.kind == "rlcard-nfsp" and isinstance(game, RLCardGame):
+            agent = SeatedAgents(_rlcard_agents(game, hyperparameters))
+        elif provenance.kind == "openspiel-nfsp" and isinstance(game, OpenSpielGame):
+            seed = hyperparameters.pop("seed")
+            agent = NFSPPolicy(game.pyspiel_game, _openspiel_agents(game.pyspiel_game, hyperparameters, seed))
+        else:
+            raise InputError(f"{str(sidecar)!r}: {provenance.kind} cannot play {game.game_id}")
+    for seat, network in enumerate(_networks(agent)):
+        prefix = f"seat{seat}."
+        state = {k.removeprefix(prefix): v for k, v in tensors.items() if k.startswith(prefix)}
+        try:
+            network.load_state_dict(state)
+        except RuntimeError as error:
+            raise InputError(f"{str(weights)!r} does not fit {provenance.kind}: {error}") from None
+        network.eval()
+    return agent
