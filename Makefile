@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch first, pinned: 2.13.0 is the CPU build; an unpinned torch would pull CUDA packages.
 	$(BIN)/pip install --quiet "torch==2.13.0"
-	$(BIN)/pip install --quiet -e ".[nfsp,verify,bench,dev]"
+	$(BIN)/pip install --quiet -e ".[nfsp,verify,bench,plot,dev]"
 	touch $(STAMP)
 
 demo: $(STAMP)

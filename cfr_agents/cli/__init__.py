@@ -14,12 +14,14 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from adapters.errors import InputError
-from cfr_agents.cli import best_response, exploitability, opponents, train, train_opponent
+from cfr_agents.cli import best_response, exploitability, match, opponents, plot, tournament, train, train_opponent
 from cfr_agents.cli.common import EXIT_USAGE, Parser, one_line
 from cfr_agents.console import EXIT_INTERRUPTED
 
 DESCRIPTION = "Train CFR-family policies, score any agent exactly, and train and list opponents."
-COMMANDS: tuple[ModuleType, ...] = (train, exploitability, opponents, best_response, train_opponent)
+COMMANDS: tuple[ModuleType, ...] = (
+    train, exploitability, opponents, best_response, train_opponent, match, tournament, plot
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
