@@ -4,6 +4,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
+# The shipped trained opponents join the demo tournament when their model files are present.
+MODELS := eval/opponents/models
+DEMO_SHIPPED := $(if $(wildcard $(MODELS)/rlcard-nfsp_leduc-holdem.json),rlcard-nfsp) \
+	$(if $(wildcard $(MODELS)/rlcard-cfr_leduc-holdem.json),rlcard-cfr)
+
 .PHONY: demo test test-slow lint bench clean
 
 $(STAMP): pyproject.toml
@@ -21,6 +26,8 @@ demo: $(STAMP)
 	$(BIN)/cfr-agents train --game rlcard:leduc-holdem --algo dcfr --iterations 2000 --out out/rlcard_leduc.json
 	$(BIN)/cfr-agents exploitability out/rlcard_leduc.json --cross-check
 	$(BIN)/python examples/rlcard_tournament.py out/rlcard_leduc.json
+	$(BIN)/cfr-agents tournament --game rlcard:leduc-holdem out/rlcard_leduc.json random rlcard-rule-v1 rlcard-rule-v2 \
+		rlcard-pretrained-cfr $(DEMO_SHIPPED) --hands 4000 --seed 0 --out out/tournament --quiet
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest -m "not slow"
@@ -35,6 +42,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/solvers.py
+	$(BIN)/python benchmarks/matches.py
 
 clean:
 	rm -rf $(VENV) out

@@ -23,12 +23,13 @@ if TYPE_CHECKING:
 class _Row:
     """What the agent plays at one infoset: legal action ids, their probabilities, the running sums."""
 
-    __slots__ = ("actions", "cumulative", "probabilities")
+    __slots__ = ("actions", "by_name", "cumulative", "probabilities")
 
-    def __init__(self, actions: tuple[int, ...], probabilities: tuple[float, ...]) -> None:
+    def __init__(self, actions: tuple[int, ...], probabilities: tuple[float, ...], names: list[str]) -> None:
         total = sum(probabilities)
         self.actions = actions
         self.probabilities = probabilities
+        self.by_name = {names[a]: p for a, p in zip(actions, probabilities, strict=True)}
         running, sums = 0.0, []
         for probability in probabilities:
             running += probability / total
@@ -63,7 +64,7 @@ class PolicyAgent:
             table = self.policy.action_probabilities(key)
             if set(table) != set(legal):
                 raise InputError(f"the policy's actions {sorted(table)} at {key!r} differ from legal {list(legal)}")
-            row = self._rows[(key, legal)] = _Row(legal, tuple(table[action] for action in legal))
+            row = self._rows[(key, legal)] = _Row(legal, tuple(table[action] for action in legal), self._game.actions)
         return row
 
     def probabilities(self, state: Mapping[str, Any]) -> dict[int, float]:
@@ -84,5 +85,4 @@ class PolicyAgent:
     def eval_step(self, state: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
         """The sampled action and ``{"probs": {raw action name: probability}}``, as RLCard's agents."""
         row = self._row(state)
-        names = self._game.actions
-        return self._sample(row), {"probs": {names[a]: p for a, p in zip(row.actions, row.probabilities, strict=True)}}
+        return self._sample(row), {"probs": dict(row.by_name)}

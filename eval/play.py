@@ -78,6 +78,10 @@ class MatchSpec:
     spawn_key: tuple[int, ...] = ()
     """The position of this match's :class:`~numpy.random.SeedSequence` under ``seed``
     (a tournament's pairing index); empty for a lone match."""
+    tables: bool = False
+    """Play both agents by their exact strategy tables (:func:`eval.strategy_of`, sampled by our
+    fast policy agent) instead of asking the live agents: the same distribution of play, without a
+    network's forward pass per decision. Both agents must be queryable; ``rlcard:`` games only."""
 
     def seed_sequence(self) -> np.random.SeedSequence:
         return np.random.SeedSequence(self.seed, spawn_key=self.spawn_key)
@@ -251,7 +255,13 @@ def play_match(spec: MatchSpec, agents: Agents | None = None, *, show_progress: 
     deal_seq, seq_a, seq_b = spec.seed_sequence().spawn(3)
     deal_rng, rng_a, rng_b = (np.random.default_rng(s) for s in (deal_seq, seq_a, seq_b))
     sampled: MatchResult
-    if spec.game_id.startswith(RLCARD_PREFIX):
+    if spec.tables:
+        if not spec.game_id.startswith(RLCARD_PREFIX):
+            raise InputError("matches by strategy tables are played in RLCard environments")
+        table_a = _table_agent(agents, spec.agents[0], spec.game_id, rng_a)
+        table_b = _table_agent(agents, spec.agents[1], spec.game_id, rng_b)
+        sampled = play_rlcard_match(spec.game_id, table_a, table_b, pairs, deal_rng, show_progress=show_progress)
+    elif spec.game_id.startswith(RLCARD_PREFIX):
         sampled = play_rlcard_match(
             spec.game_id, seated_agent(first, tree, rng_a), seated_agent(second, tree, rng_b), pairs, deal_rng,
             show_progress=show_progress,
@@ -280,6 +290,14 @@ def play_match(spec: MatchSpec, agents: Agents | None = None, *, show_progress: 
         exact_seat_values=seat_values,
         exact_note=note,
     )
+
+
+def _table_agent(agents: Agents, name: str, game_id: str, rng: np.random.Generator) -> PolicyAgent:
+    strategy = agents.strategy(name, game_id)
+    if isinstance(strategy, str):
+        raise InputError(f"{name!r} has no exact strategy table: {strategy}")
+    policy = Policy.from_strategy(game_tree(game_id), strategy, algorithm=name, parameters={}, iterations=0)
+    return PolicyAgent(policy, rng)
 
 
 def describe(report: MatchReport) -> str:

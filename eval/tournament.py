@@ -131,32 +131,45 @@ def run_tournament(
     ]
     jobs: list[AgentJob] = [AgentJob(game_id, name) for name in agents]
     work: list[MatchSpec | AgentJob] = [*specs, *jobs]
-    results = run_jobs(work, workers, on_done)
+    report: Callable[[MatchSpec | AgentJob], None] | None = None
+    if on_done is not None:
+        done = on_done
+
+        def report(job: MatchSpec | AgentJob) -> None:
+            done(label(job))
+
+    results: list[MatchReport | AgentScore] = run_jobs(work, workers, report, run_job)
     matches = tuple(r for r in results if isinstance(r, MatchReport))
     scores = tuple(r for r in results if isinstance(r, AgentScore))
     return TournamentResult(game_id, tree.units, tuple(agents), hands, seed, matches, scores)
 
 
 def run_jobs(
-    work: Sequence[MatchSpec | AgentJob], workers: int, on_done: Callable[[str], None] | None = None
-) -> list[MatchReport | AgentScore]:
-    """Each job's result, in the order of ``work``, whatever order the workers finish in."""
-    if workers == 1 or len(work) == 1:
-        results = []
+    work: Sequence[T],
+    workers: int,
+    on_done: Callable[[T], None] | None = None,
+    function: Callable[[T], R] | None = None,
+) -> list[R]:
+    """``function(job)`` for each job (default :func:`run_job`), in the order of ``work`` whatever
+    order the workers finish in; on ``workers`` processes, or in this process when ``workers`` is 1.
+    ``function`` must be importable by name (a module-level function) and the jobs plain data."""
+    call: Callable[[T], R] = function or run_job  # type: ignore[assignment]
+    if workers == 1 or len(work) <= 1:
+        results: list[R] = []
         with one_thread():
             for job in work:
-                results.append(run_job(job))
+                results.append(call(job))
                 if on_done:
-                    on_done(_label(job))
+                    on_done(job)
         return results
     context = _context()
     with ProcessPoolExecutor(max_workers=min(workers, len(work)), mp_context=context, initializer=_init_worker) as pool:
-        futures: list[Future[MatchReport | AgentScore]] = [pool.submit(run_job, job) for job in work]
+        futures: list[Future[R]] = [pool.submit(call, job) for job in work]
         try:
             for job, future in zip(work, futures, strict=True):
                 future.result()
                 if on_done:
-                    on_done(_label(job))
+                    on_done(job)
         except BaseException:
             for future in futures:
                 future.cancel()
@@ -164,7 +177,7 @@ def run_jobs(
         return [future.result() for future in futures]
 
 
-def _label(job: MatchSpec | AgentJob) -> str:
+def label(job: MatchSpec | AgentJob) -> str:
     return f"{job.agents[0]} vs {job.agents[1]}" if isinstance(job, MatchSpec) else f"exploitability of {job.name}"
 
 
