@@ -273,7 +273,14 @@ def run(args: argparse.Namespace) -> int:
                       tables=not args.live_opponents)
             for i, c in enumerate(checkpoints) for o, (_, agent, _) in enumerate(opponents)
         ]  # fmt: skip
-        played = run_jobs(specs, workers, None, play)
+        done = [0]
+
+        def progress(spec: MatchSpec) -> None:
+            done[0] += 1
+            if done[0] % max(1, len(specs) // 10) == 0 or done[0] == len(specs):
+                print(f"matches: {done[0]}/{len(specs)} ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+
+        played = run_jobs(specs, workers, progress, play)
     matches = [report for report, _ in played]
     elapsed = time.perf_counter() - started
     cpu = sum(cpu for _, cpu in played) + sum(runs[-1].cpu_seconds for runs in trained)
