@@ -8,7 +8,8 @@
   ``env.run`` with two ``RandomAgent``\\ s is measured beside them as the yardstick.
 * **Workers:** the same set of match jobs (policy file against ``random``, as ``cfr-agents tournament``
   sends them) on ``--workers 1`` and ``--workers 2``; the ratio of their hands per second, and the check
-  that both give the same results.
+  that both give the same results. Each process pays a fixed start-up cost once (imports, the compiled
+  tree, one walk of the game for exact strategies); the table reports it beside the throughput.
 
 Target (issue 10): at least 10,000 hands/s per core for our policy agent.
 """
@@ -48,6 +49,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="hands per second in RLCard's env")
     parser.add_argument("--hands", type=int, default=100_000, help="hands per single-process measurement")
     parser.add_argument("--jobs", type=int, default=8, help="match jobs for the workers comparison")
+    parser.add_argument("--job-hands", type=int, default=50_000, help="hands per match job (default 50,000)")
     parser.add_argument("--out", default="benchmarks/results/matches.md")
     args = parser.parse_args()
     load = os.getloadavg()[0]
@@ -85,9 +87,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-matches-") as directory:
         path = Path(directory) / "dcfr.json"
         policy.save(path)
-        per_job = max(4, 2 * (args.hands // (2 * args.jobs)))
+        per_job = max(4, 2 * (args.job_hands // 2))
         specs = [MatchSpec(GAME, (str(path), "random"), per_job, 0, spawn_key=(k,)) for k in range(args.jobs)]
         workers: dict[int, tuple[float, list[MatchReport]]] = {}
+        tiny = [MatchSpec(GAME, (str(path), "random"), 4, 0, spawn_key=(k,)) for k in range(2)]
+        started = time.perf_counter()
+        run_jobs(tiny, 2, None, run_job)
+        startup = time.perf_counter() - started
         for count in (1, 2):
             started = time.perf_counter()
             results = run_jobs(specs, count, None, run_job)
@@ -112,6 +118,8 @@ def main() -> int:
         "|---|---:|---:|",
         f"| `--workers 1` | {workers[1][0]:.1f} | {one:,.0f} |",
         f"| `--workers 2` | {workers[2][0]:.1f} | {two:,.0f} |",
+        "",
+        f"Start-up of a 2-worker pool (two 4-hand jobs, each worker builds its tree and agents): {startup:.1f} s.",
         "",
         "| target | measured | verdict |",
         "|---|---|---|",
