@@ -28,6 +28,7 @@ demo: $(STAMP)
 	$(BIN)/python examples/rlcard_tournament.py out/rlcard_leduc.json
 	$(BIN)/cfr-agents tournament --game rlcard:leduc-holdem out/rlcard_leduc.json random rlcard-rule-v1 rlcard-rule-v2 \
 		rlcard-pretrained-cfr $(DEMO_SHIPPED) --hands 4000 --seed 0 --out out/tournament --quiet
+	$(BIN)/cfr-agents plot strategy out/rlcard_leduc.json --line call:raise:call:SK:check:raise --out out/strategy_line.png
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest -m "not slow"

@@ -277,7 +277,7 @@ def plot_strategy(policy: Policy, line: str, out: str | Path, seat: int | None =
             if height >= 0.005:
                 axes.text(bar.get_x() + bar.get_width() / 2, height + 0.01, f"{height:.2f}", ha="center", fontsize=7)
     axes.set_xticks(range(len(hands)), labels=[_pretty(h) for h in hands])
-    axes.set_ylim(0, 1.1)
+    axes.set_ylim(0, 1.2)
     axes.set_ylabel("probability")
     axes.set_xlabel("private card")
     axes.legend(fontsize=8, ncols=len(actions))
