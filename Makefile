@@ -4,6 +4,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALL := $(BIN)/pip install --quiet
 
+# The shipped trained opponents join the demo tournament when their model files are present.
+MODELS := eval/opponents/models
+DEMO_SHIPPED := $(if $(wildcard $(MODELS)/rlcard-nfsp_leduc-holdem.json),rlcard-nfsp) \
+	$(if $(wildcard $(MODELS)/rlcard-cfr_leduc-holdem.json),rlcard-cfr)
+
 .PHONY: demo test test-slow lint bench bench-opponents clean
 
 $(VENV)/.created:
@@ -33,6 +38,9 @@ demo: $(VENV)/.demo
 	$(BIN)/cfr-agents train --game rlcard:leduc-holdem --algo dcfr --iterations 2000 --out out/rlcard_leduc.json
 	$(BIN)/cfr-agents exploitability out/rlcard_leduc.json --cross-check
 	$(BIN)/python examples/rlcard_tournament.py out/rlcard_leduc.json
+	$(BIN)/cfr-agents tournament --game rlcard:leduc-holdem out/rlcard_leduc.json random rlcard-rule-v1 rlcard-rule-v2 \
+		rlcard-pretrained-cfr $(DEMO_SHIPPED) --hands 4000 --seed 0 --out out/tournament --quiet
+	$(BIN)/cfr-agents plot strategy out/rlcard_leduc.json --line call:raise:call:SK:check:raise --out out/strategy_line.png
 
 test: $(VENV)/.test lint
 	$(BIN)/python -m pytest -m "not slow"
@@ -47,8 +55,9 @@ lint: $(VENV)/.test
 
 bench: $(VENV)/.bench
 	$(BIN)/python benchmarks/solvers.py
+	$(BIN)/python benchmarks/matches.py
 
-bench-opponents: $(STAMP)
+bench-opponents: $(VENV)/.test
 	$(BIN)/python benchmarks/opponents.py --out benchmarks/results/opponents.md
 
 clean:

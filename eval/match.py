@@ -64,23 +64,43 @@ def play_rlcard_match(
     *,
     show_progress: bool = False,
 ) -> MatchResult:
-    """Play ``pairs`` duplicate pairs of hands of ``game_id`` (an ``rlcard:`` id) in RLCard's env."""
+    """Play ``pairs`` duplicate pairs of hands of ``game_id`` (an ``rlcard:`` id) in RLCard's env.
+
+    Each pair draws a deal seed from ``deal_rng``; both hands of the pair reseed the engine's
+    generator with it (``env.game.np_random``, what RLCard's dealer shuffles with and what draws
+    Leduc's small-blind seat), so they get the same cards and seats, with the agents swapped.
+    Each hand is RLCard's own ``env.reset()``/``env.step()`` loop, with every decision made by the
+    seated agent's ``eval_step``, as ``env.run(is_training=False)`` does.
+    """
     if not game_id.startswith(PREFIX):
         raise InputError(f"matches are played in RLCard environments; {game_id!r} is not an rlcard: game")
     _check_pairs(pairs)
     game = adapters.load_game(game_id)
     env = rlcard.make(game_id.removeprefix(PREFIX))
+    deals = np.random.RandomState(0)
+    env.game.np_random = deals
+    seatings = ((agent_a, agent_b), (agent_b, agent_a))
     samples = np.empty(pairs)
-    for pair in tqdm(range(pairs), disable=not show_progress, unit="pair", leave=False):
+    for pair in tqdm(range(pairs), disable=not show_progress, unit="pair", leave=False, mininterval=0.5):
         deal_seed = int(deal_rng.integers(2**31))
         total = 0.0
         for seat in (0, 1):
-            env.seed(deal_seed)
-            env.set_agents([agent_a, agent_b] if seat == 0 else [agent_b, agent_a])
-            _, payoffs = env.run(is_training=False)
-            total += float(payoffs[seat])
+            deals.seed(deal_seed)
+            total += _play_hand(env, seatings[seat])[seat]
         samples[pair] = total / 2
     return _result(game_id, game.units, samples)
+
+
+def _play_hand(env: Any, agents: tuple[RLCardAgent, RLCardAgent]) -> tuple[float, float]:
+    """One hand of RLCard's env, as ``env.run(is_training=False)`` plays it; the payoffs per seat."""
+    state, player = env.reset()
+    game = env.game
+    while not game.is_over():
+        agent = agents[player]
+        action, _ = agent.eval_step(state)
+        state, player = env.step(action, agent.use_raw)
+    first, second = env.get_payoffs()
+    return float(first), float(second)
 
 
 class OpenSpielPolicy(Protocol):
@@ -96,11 +116,14 @@ def play_openspiel_match(
     pairs: int,
     deal_rng: np.random.Generator,
     agent_rngs: tuple[np.random.Generator, np.random.Generator],
+    *,
+    show_progress: bool = False,
 ) -> MatchResult:
     """Play ``pairs`` duplicate pairs of ``game_id`` (an ``openspiel:`` id) on ``pyspiel`` states.
 
     Both hands of a pair draw their chance outcomes from a fresh generator seeded with the pair's
-    deal seed, so they see the same cards; ``A`` samples from ``agent_rngs[0]``, ``B`` from ``[1]``.
+    deal seed: the k-th chance event of the second hand replays the k-th of the first, so they see
+    the same cards. ``A`` samples from ``agent_rngs[0]``, ``B`` from ``[1]``.
     """
     from adapters.openspiel import OpenSpielGame
 
@@ -109,7 +132,7 @@ def play_openspiel_match(
         raise InputError(f"{game_id!r} is not an openspiel: game; play it with play_rlcard_match")
     _check_pairs(pairs)
     samples = np.empty(pairs)
-    for pair in range(pairs):
+    for pair in tqdm(range(pairs), disable=not show_progress, unit="pair", leave=False, mininterval=0.5):
         deal_seed = int(deal_rng.integers(2**31))
         total = 0.0
         for seat in (0, 1):

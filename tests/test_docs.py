@@ -44,12 +44,21 @@ def run_example(script: str, cwd: Path, *arguments: str) -> subprocess.Completed
     )  # fmt: skip
 
 
+QUICK = {"solving_leduc_holdem.py": ["--iterations", "400", "--every", "200", "--hands", "200", "--workers", "2",
+                                     "--opponent", "random", "--opponent", "cfr=rlcard-pretrained-cfr"]}  # fmt: skip
+"""Arguments that make a long experiment short (its defaults are the paper's ten-minute setup)."""
+
+
 @pytest.mark.parametrize("script", EXAMPLES)
-def test_example_runs(script: str, tmp_path: Path) -> None:
-    result = run_example(script, tmp_path)
+def test_example_runs(script: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    quick = QUICK.get(script, [])
+    elsewhere = tmp_path_factory.mktemp("example-output")
+    result = run_example(script, tmp_path, *quick, *(["--out-dir", str(elsewhere)] if quick else []))
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip()
     assert list(tmp_path.iterdir()) == []  # an example writes only where it is told to
+    if quick:
+        assert sorted(p.name for p in elsewhere.iterdir()) == ["solving_leduc_holdem.csv", "solving_leduc_holdem.png"]
 
 
 @pytest.mark.parametrize("script", EXAMPLES)
@@ -66,6 +75,9 @@ def test_example_help_and_bad_options(script: str, tmp_path: Path) -> None:
         ("rlcard_tournament.py", ["openspiel.json"], "needs a policy for an rlcard: game"),
         ("rlcard_tournament.py", ["--hands", "0"], "must be a positive integer"),
         ("train_openspiel_leduc.py", ["--iterations", "2", "--out", "no/dir/p.json"], "does not exist"),
+        ("solving_leduc_holdem.py", ["--hands", "1"], "at least 4"),
+        ("solving_leduc_holdem.py", ["--opponent", "nobody", "--out-dir", "."], "no opponent is available"),
+        ("solving_leduc_holdem.py", ["--out-dir", "no/dir"], "is not a directory"),
     ],
 )
 def test_examples_answer_bad_input_with_one_error(

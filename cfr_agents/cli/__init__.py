@@ -14,11 +14,23 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from adapters.errors import InputError
-from cfr_agents.cli import best_response, exploitability, opponents, sweep, train, train_opponent
+from cfr_agents.cli import (
+    best_response,
+    exploitability,
+    match,
+    opponents,
+    plot,
+    sweep,
+    tournament,
+    train,
+    train_opponent,
+)
 from cfr_agents.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, Parser, one_line
 
-DESCRIPTION = "Train CFR-family policies, score any agent exactly, train and list opponents, sweep parameters."
-COMMANDS: tuple[ModuleType, ...] = (train, exploitability, opponents, best_response, train_opponent, sweep)
+DESCRIPTION = "Train CFR-family policies, score any agent exactly, play matches and tournaments, sweep parameters."
+COMMANDS: tuple[ModuleType, ...] = (
+    train, exploitability, opponents, best_response, train_opponent, match, tournament, plot, sweep
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

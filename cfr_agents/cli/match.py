@@ -1,0 +1,55 @@
+"""``cfr-agents match A B --game G --hands N [--seed S] [--json]``: a duplicate match between two agents."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from cfr_agents.cli.common import non_negative_int
+
+
+def register(commands: Any) -> None:
+    command = commands.add_parser(
+        "match", help="play two agents in duplicate pairs in the real environment, beside the exact value"
+    )
+    command.add_argument("agent_a", metavar="A", help="a named agent (cfr-agents opponents --game G) or a file")
+    command.add_argument("agent_b", metavar="B", help="the other agent")
+    command.add_argument("--game", help="the game (a file names its own)")
+    command.add_argument("--hands", type=int, required=True, help="hands to play: an even number, at least 4")
+    command.add_argument("--seed", type=non_negative_int, default=0, help="seed of deals and agents (default 0)")
+    command.add_argument("--json", action="store_true", help="print one JSON object")
+    command.add_argument("--quiet", action="store_true", help="no progress bar")
+    command.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from eval.play import Agents, MatchSpec, check_hands, describe, play_match
+
+    check_hands(args.hands)
+    agents = Agents()
+    first = agents.opponent(args.agent_a, args.game) if args.game else None
+    game_id = args.game or _game_of(args.agent_a, args.agent_b)
+    if first is None:
+        agents.opponent(args.agent_a, game_id)
+    agents.opponent(args.agent_b, game_id)
+    spec = MatchSpec(game_id, (args.agent_a, args.agent_b), args.hands, args.seed)
+    show = not (args.quiet or args.json) and sys.stderr.isatty()
+    report = play_match(spec, agents, show_progress=show)
+    if args.json:
+        print(json.dumps({**report.to_json(), "seed": args.seed}))
+    else:
+        print(describe(report))
+    return 0
+
+
+def _game_of(*names: str) -> str:
+    """The game named by the first agent that is a file (files carry their game)."""
+    from adapters.errors import InputError
+    from eval.opponents import is_file_name, load_opponent
+
+    for name in names:
+        if is_file_name(name):
+            return load_opponent(name).game_id
+    raise InputError("give --game: neither agent is a file that names its game")

@@ -1,0 +1,54 @@
+"""``cfr-agents plot curves FILE.csv... --out PNG`` and ``cfr-agents plot strategy POLICY --line LINE --out PNG``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+LINE_HELP = (
+    "a betting line: action names and the public card joined by ':', e.g. call:raise:call:SK:check:raise "
+    "(RLCard Leduc; cards suit then rank, K♠ also accepted) or pass:bet (Kuhn)"
+)
+
+
+def register(commands: Any) -> None:
+    command = commands.add_parser("plot", help="plot NashConv curves or a policy's strategy along a betting line")
+    kinds = command.add_subparsers(dest="kind", required=True, parser_class=type(command))
+    curves = kinds.add_parser("curves", help="NashConv against iterations and seconds, log-log, from --curve files")
+    curves.add_argument("files", nargs="+", metavar="FILE.csv", help="curve files written by train --curve")
+    curves.add_argument("--out", required=True, metavar="PNG", help="image to write")
+    curves.set_defaults(run=run_curves)
+    strategy = kinds.add_parser("strategy", help="action probabilities per private card along one betting line")
+    strategy.add_argument("policy", metavar="POLICY", help="policy file")
+    strategy.add_argument("--line", required=True, help=LINE_HELP)
+    strategy.add_argument("--seat", type=int, choices=(0, 1), help="seat to show when both seats reach the line")
+    strategy.add_argument("--out", required=True, metavar="PNG", help="image to write")
+    strategy.set_defaults(run=run_strategy)
+
+
+def run_curves(args: argparse.Namespace) -> int:
+    from cfr_agents.files import check_outputs
+    from eval.plots import plot_curves, pyplot
+
+    pyplot()
+    check_outputs(args.out)
+    curves = plot_curves(args.files, args.out)
+    print(f"plotted {len(curves)} curve{'s' if len(curves) != 1 else ''} to {args.out}")
+    return 0
+
+
+def run_strategy(args: argparse.Namespace) -> int:
+    from cfr_agents.files import check_outputs
+    from cfr_agents.policy import load_policy
+    from eval.plots import plot_strategy, pyplot
+
+    pyplot()
+    check_outputs(args.out)
+    policy = load_policy(args.policy)
+    shown = plot_strategy(policy, args.line, args.out, args.seat)
+    print(f"seat {shown.player} after {shown.line} ({policy.game_id}):")
+    print("  hand  " + "  ".join(f"{a:>6}" for a in shown.actions))
+    for hand, row in zip(shown.hands, shown.probabilities, strict=True):
+        print(f"  {hand:<4}  " + "  ".join(f"{p:6.3f}" for p in row))
+    print(f"wrote {args.out}")
+    return 0

@@ -1,0 +1,87 @@
+"""``cfr-agents tournament --game G AGENT... --hands N --out DIR [--workers K] [--seed S]``: a round robin."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from adapters.errors import InputError
+from cfr_agents.cli.common import non_negative_int, positive_int
+
+OUTPUTS = ("results.json", "results.csv", "results.md", "heatmap.png")
+
+
+def register(commands: Any) -> None:
+    command = commands.add_parser(
+        "tournament", help="round robin of duplicate matches with every agent's exact exploitability"
+    )
+    command.add_argument("agents", nargs="+", metavar="AGENT", help="named agents or policy/model files")
+    command.add_argument("--game", required=True, help="the game every agent plays")
+    command.add_argument("--hands", type=int, required=True, help="hands per match: an even number, at least 4")
+    command.add_argument("--out", required=True, metavar="DIR", help="directory for " + ", ".join(OUTPUTS))
+    command.add_argument("--workers", type=positive_int, help="local worker processes (default: the number of cores)")
+    command.add_argument("--seed", type=non_negative_int, default=0, help="seed of every match (default 0)")
+    command.add_argument("--quiet", action="store_true", help="print only the table")
+    command.set_defaults(run=run)
+
+
+def output_dir(out: str) -> Path:
+    """``out`` as a directory to write into (created if its parent exists); its four files checked writable."""
+    from cfr_agents.files import check_outputs
+
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise InputError(f"--out {out!r} is not a directory")
+    if not path.exists():
+        try:
+            path.mkdir()
+        except OSError as error:
+            raise InputError(f"cannot create directory {out!r}: {error.strerror}") from None
+    check_outputs(*(path / name for name in OUTPUTS))
+    return path
+
+
+def run(args: argparse.Namespace) -> int:
+    from eval.play import check_hands
+    from eval.tournament import check_agents, csv_text, default_workers, json_text, markdown, run_tournament
+
+    check_hands(args.hands)
+    check_agents(args.game, args.agents)
+    plotting = _plotting()
+    out = output_dir(args.out)
+    workers = args.workers or default_workers()
+
+    def done(label: str) -> None:
+        if not args.quiet:
+            print(f"  done: {label}", file=sys.stderr, flush=True)
+
+    result = run_tournament(args.game, args.agents, args.hands, args.seed, workers, done)
+    from cfr_agents.files import write_atomic
+
+    table = markdown(result)
+    write_atomic(out / "results.json", json_text(result))
+    write_atomic(out / "results.csv", csv_text(result))
+    write_atomic(out / "results.md", table)
+    print(table, end="")
+    if plotting is None:
+        from eval.plots import heatmap
+
+        heatmap(result, out / "heatmap.png")
+        written = ", ".join(OUTPUTS)
+    else:
+        written = ", ".join(OUTPUTS[:3]) + f" (no heatmap.png: {plotting})"
+    print(f"wrote {written} to {out}")
+    return 0
+
+
+def _plotting() -> str | None:
+    """``None`` when the heatmap can be drawn, else why not."""
+    from eval.plots import MissingPlotExtraError, pyplot
+
+    try:
+        pyplot()
+    except MissingPlotExtraError as error:
+        return str(error)
+    return None

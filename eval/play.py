@@ -1,0 +1,340 @@
+r"""Matches between named agents: load them from the registry, seat them in the real environment,
+play duplicate pairs, and put the exact value beside the sampled one.
+
+An agent is any name :func:`eval.opponents.load_opponent` accepts: ``random``, ``rlcard-rule-v1``,
+``rlcard-pretrained-cfr``, ``openspiel-cfr+:500``, ..., or a policy or model file. A match is
+described by plain data -- the game id, the two names, the number of hands and a seed -- so a worker
+process can rebuild it from that alone (:class:`MatchSpec`).
+
+Randomness: the seed is a :class:`numpy.random.SeedSequence`; its first three children drive the
+deals, agent ``A`` and agent ``B``, each its own stream:
+
+* our policies sample from their own :class:`numpy.random.Generator`;
+* an RLCard agent is asked with its own ``eval_step`` at every decision. RLCard's agents sample from
+  NumPy's global generator, which every agent in the process shares, so when the agent reports its
+  probabilities (``info["probs"]``: RLCard's ``RandomAgent``, ``CFRAgent`` and ``NFSPAgent`` do) the
+  action is drawn from them with the agent's own generator; an agent that reports none (RLCard's
+  rule agents, which are deterministic) plays the action it returns;
+* OpenSpiel policies (``openspiel:`` games) are asked ``action_probabilities(state)`` and sampled
+  from the agent's own generator; on an ``rlcard:`` game they play their exact strategy on the tree.
+
+The exact value is :func:`eval.exact_head_to_head` of both agents' exact strategies
+(:func:`eval.strategy_of`); it is ``None``, with the reason in :attr:`MatchReport.exact_note`, when
+either agent cannot be queried exactly.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from adapters import load_game
+from adapters.errors import InputError
+from adapters.rlcard import PREFIX as RLCARD_PREFIX
+from adapters.rlcard import RLCardGame
+from cfr_agents.policy import Policy
+from cfr_agents.rlcard_agent import PolicyAgent
+from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
+from eval.exploitability import exploitability_of_strategy
+from eval.head_to_head import exact_head_to_head
+from eval.match import MatchResult, RLCardAgent, play_openspiel_match, play_rlcard_match
+from eval.opponents import Opponent, load_opponent
+from eval.strategy_of import AgentQueryError, strategy_of
+
+MIN_HANDS = 4
+"""Two duplicate pairs: the fewest hands whose standard error can be estimated."""
+
+
+@functools.lru_cache(maxsize=8)
+def game_tree(game_id: str) -> CompiledTree:
+    """The compiled tree of ``game_id``, built once per process."""
+    return compile_tree(load_game(game_id))
+
+
+def check_hands(hands: int) -> int:
+    """The number of duplicate pairs for ``hands`` hands; refuse odd counts and fewer than :data:`MIN_HANDS`."""
+    if hands < MIN_HANDS:
+        raise InputError(
+            f"--hands must be at least {MIN_HANDS} (two duplicate pairs, to estimate a standard error), got {hands}"
+        )
+    if hands % 2:
+        raise InputError(f"--hands must be even: hands are played in duplicate pairs (seats swapped), got {hands}")
+    return hands // 2
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    """A match as plain data: what a worker process needs to play it."""
+
+    game_id: str
+    agents: tuple[str, str]
+    hands: int
+    seed: int
+    spawn_key: tuple[int, ...] = ()
+    """The position of this match's :class:`~numpy.random.SeedSequence` under ``seed``
+    (a tournament's pairing index); empty for a lone match."""
+    tables: bool = False
+    """Play both agents by their exact strategy tables (:func:`eval.strategy_of`, sampled by our
+    fast policy agent) instead of asking the live agents: the same distribution of play, without a
+    network's forward pass per decision. Both agents must be queryable; ``rlcard:`` games only."""
+
+    def seed_sequence(self) -> np.random.SeedSequence:
+        return np.random.SeedSequence(self.seed, spawn_key=self.spawn_key)
+
+
+@dataclass(frozen=True)
+class MatchReport:
+    """``A``'s payoff per hand against ``B``: sampled (mean, standard error, 95% CI) and exact."""
+
+    game_id: str
+    agents: tuple[str, str]
+    units: str
+    hands: int
+    mean: float
+    standard_error: float
+    ci95: tuple[float, float]
+    exact: float | None
+    """``A``'s exact value over both seats, or ``None`` when an agent cannot be queried exactly."""
+    exact_seat_values: tuple[float, float] | None
+    exact_note: str
+    """Why :attr:`exact` is missing; empty when it is present."""
+
+    @property
+    def mbb_per_hand(self) -> float | None:
+        """The mean in milli-big-blinds per hand, for games paid in big blinds (else ``None``)."""
+        return self.mean * 1000 if self.units == "BB" else None
+
+    @property
+    def exact_within_ci95(self) -> bool | None:
+        """Whether the exact value lies inside the sampled 95% interval (``None`` without it)."""
+        if self.exact is None:
+            return None
+        return self.ci95[0] <= self.exact <= self.ci95[1]
+
+    @property
+    def exact_error_in_standard_errors(self) -> float | None:
+        """``|mean - exact| / standard error``."""
+        if self.exact is None or self.standard_error == 0:
+            return None
+        return abs(self.mean - self.exact) / self.standard_error
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "game": self.game_id,
+            "agents": list(self.agents),
+            "hands": self.hands,
+            "mean": self.mean,
+            "standard_error": self.standard_error,
+            "ci95": list(self.ci95),
+            "units": self.units,
+            "mbb_per_hand": self.mbb_per_hand,
+            "exact": self.exact,
+            "exact_seat_values": None if self.exact_seat_values is None else list(self.exact_seat_values),
+            "exact_within_ci95": self.exact_within_ci95,
+            "exact_note": self.exact_note,
+        }
+
+
+class OwnStreamAgent:
+    """An RLCard agent asked at every decision, its reported probabilities sampled with its own
+    generator (see the module docstring); ``use_raw`` is always ``False``."""
+
+    use_raw = False
+
+    def __init__(self, agent: Any, game: RLCardGame, rng: np.random.Generator) -> None:
+        self.agent = agent
+        self.rng = rng
+        self._ids = {name: i for i, name in enumerate(game.actions)}
+
+    def eval_step(self, state: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
+        action, info = self.agent.eval_step(state)
+        probs = info.get("probs") if isinstance(info, Mapping) else None
+        if probs:
+            names = list(state["raw_legal_actions"])
+            weights = np.array([float(probs.get(name, 0.0)) for name in names])
+            if weights.sum() > 0:
+                cumulative = np.cumsum(weights / weights.sum())
+                index = min(int(np.searchsorted(cumulative, self.rng.random(), side="right")), len(names) - 1)
+                return self._ids[names[index]], info
+        if isinstance(action, str):
+            return self._ids[action], info
+        return int(action), info
+
+    def step(self, state: Mapping[str, Any]) -> int:
+        return self.eval_step(state)[0]
+
+
+def seated_agent(opponent: Opponent, tree: CompiledTree, rng: np.random.Generator) -> RLCardAgent:
+    """``opponent`` as an agent for RLCard's env, sampling from ``rng``."""
+    game = load_game(tree.game_id)
+    assert isinstance(game, RLCardGame)
+    agent = opponent.agent
+    if isinstance(agent, Policy):
+        return PolicyAgent(agent, rng)
+    if hasattr(agent, "eval_step") and hasattr(agent, "use_raw"):
+        return OwnStreamAgent(agent, game, rng)
+    policy = Policy.from_strategy(tree, strategy_of(agent, tree), algorithm=opponent.name, parameters={}, iterations=0)
+    return PolicyAgent(policy, rng)
+
+
+def openspiel_agent(opponent: Opponent) -> Any:
+    """``opponent`` as an OpenSpiel policy (``openspiel:`` games)."""
+    agent = opponent.agent
+    if isinstance(agent, Policy):
+        return agent.openspiel_policy()
+    if hasattr(agent, "action_probabilities"):
+        return agent
+    raise InputError(f"{opponent.name!r} is an RLCard agent; it plays rlcard: games, not {opponent.game_id}")
+
+
+def exact_strategy(opponent: Opponent, tree: CompiledTree) -> FloatArray | str:
+    """The opponent's exact strategy on ``tree``, or why it has none."""
+    try:
+        return strategy_of(opponent.agent, tree)
+    except AgentQueryError as error:
+        return str(error)
+
+
+@dataclass(frozen=True)
+class AgentScore:
+    """An agent's exact NashConv and exploitability (``None`` with a note when it cannot be queried)."""
+
+    name: str
+    units: str
+    nash_conv: float | None
+    exploitability: float | None
+    note: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"agent": self.name, "units": self.units, "nash_conv": self.nash_conv,
+                "exploitability": self.exploitability, "note": self.note}  # fmt: skip
+
+
+class Agents:
+    """Opponents and their exact strategies, built once per process and game."""
+
+    def __init__(self) -> None:
+        self._opponents: dict[tuple[str, str], Opponent] = {}
+        self._strategies: dict[tuple[str, str], FloatArray | str] = {}
+
+    def opponent(self, name: str, game_id: str) -> Opponent:
+        key = (name, game_id)
+        if key not in self._opponents:
+            opponent = load_opponent(name, game_id)
+            if opponent.game_id != game_id:
+                raise InputError(f"agent {name!r} plays {opponent.game_id}, not {game_id}")
+            self._opponents[key] = opponent
+        return self._opponents[key]
+
+    def strategy(self, name: str, game_id: str) -> FloatArray | str:
+        key = (name, game_id)
+        if key not in self._strategies:
+            self._strategies[key] = exact_strategy(self.opponent(name, game_id), game_tree(game_id))
+        return self._strategies[key]
+
+    def score(self, name: str, game_id: str) -> AgentScore:
+        tree = game_tree(game_id)
+        strategy = self.strategy(name, game_id)
+        if isinstance(strategy, str):
+            return AgentScore(name, tree.units, None, None, strategy)
+        result = exploitability_of_strategy(tree, strategy)
+        return AgentScore(name, tree.units, result.nash_conv, result.exploitability, "")
+
+
+def play_match(spec: MatchSpec, agents: Agents | None = None, *, show_progress: bool = False) -> MatchReport:
+    """Play ``spec`` and score it exactly where both agents can be queried."""
+    agents = agents or Agents()
+    pairs = check_hands(spec.hands)
+    tree = game_tree(spec.game_id)
+    first, second = (agents.opponent(name, spec.game_id) for name in spec.agents)
+    deal_seq, seq_a, seq_b = spec.seed_sequence().spawn(3)
+    deal_rng, rng_a, rng_b = (np.random.default_rng(s) for s in (deal_seq, seq_a, seq_b))
+    sampled: MatchResult
+    if spec.tables:
+        if not spec.game_id.startswith(RLCARD_PREFIX):
+            raise InputError("matches by strategy tables are played in RLCard environments")
+        table_a = _table_agent(agents, spec.agents[0], spec.game_id, rng_a)
+        table_b = _table_agent(agents, spec.agents[1], spec.game_id, rng_b)
+        sampled = play_rlcard_match(spec.game_id, table_a, table_b, pairs, deal_rng, show_progress=show_progress)
+    elif spec.game_id.startswith(RLCARD_PREFIX):
+        sampled = play_rlcard_match(
+            spec.game_id, seated_agent(first, tree, rng_a), seated_agent(second, tree, rng_b), pairs, deal_rng,
+            show_progress=show_progress,
+        )  # fmt: skip
+    else:
+        sampled = play_openspiel_match(
+            spec.game_id, openspiel_agent(first), openspiel_agent(second), pairs, deal_rng, (rng_a, rng_b),
+            show_progress=show_progress,
+        )  # fmt: skip
+    strategy_a, strategy_b = (agents.strategy(name, spec.game_id) for name in spec.agents)
+    exact: float | None = None
+    seat_values: tuple[float, float] | None = None
+    note = next((s for s in (strategy_a, strategy_b) if isinstance(s, str)), "")
+    if not isinstance(strategy_a, str) and not isinstance(strategy_b, str):
+        value = exact_head_to_head(tree, strategy_a, strategy_b)
+        exact, seat_values = value.value, value.seat_values
+    return MatchReport(
+        game_id=spec.game_id,
+        agents=spec.agents,
+        units=sampled.units,
+        hands=sampled.hands,
+        mean=sampled.mean,
+        standard_error=sampled.standard_error,
+        ci95=sampled.ci95,
+        exact=exact,
+        exact_seat_values=seat_values,
+        exact_note=note,
+    )
+
+
+def _table_agent(agents: Agents, name: str, game_id: str, rng: np.random.Generator) -> PolicyAgent:
+    strategy = agents.strategy(name, game_id)
+    if isinstance(strategy, str):
+        raise InputError(f"{name!r} has no exact strategy table: {strategy}")
+    policy = Policy.from_strategy(game_tree(game_id), strategy, algorithm=name, parameters={}, iterations=0)
+    return PolicyAgent(policy, rng)
+
+
+def describe(report: MatchReport) -> str:
+    """The report as a few lines of text."""
+    a, b = report.agents
+    low, high = report.ci95
+    mbb = report.mbb_per_hand
+    lines = [
+        f"{a} vs {b} on {report.game_id}, {report.hands:,} hands (duplicate pairs, seats swapped):",
+        f"  sampled {report.mean:+.4f} {report.units}/hand, standard error {report.standard_error:.4f}, "
+        f"95% CI [{low:+.4f}, {high:+.4f}]"
+        + (f"; {mbb:+.1f} mbb/hand (CI [{low * 1000:+.1f}, {high * 1000:+.1f}])" if mbb is not None else ""),
+    ]
+    if report.exact is None:
+        lines.append(f"  exact: not available ({report.exact_note})")
+    else:
+        verdict = "inside" if report.exact_within_ci95 else "outside"
+        distance = report.exact_error_in_standard_errors
+        lines.append(
+            f"  exact   {report.exact:+.4f} {report.units}/hand"
+            + (f" ({report.exact * 1000:+.1f} mbb/hand)" if report.units == "BB" else "")
+            + f": {verdict} the sampled 95% CI"
+            + (f" ({distance:.2f} standard errors away)" if distance is not None and math.isfinite(distance) else "")
+        )
+    return "\n".join(lines)
+
+
+__all__ = [
+    "MIN_HANDS",
+    "AgentScore",
+    "Agents",
+    "MatchReport",
+    "MatchSpec",
+    "OwnStreamAgent",
+    "check_hands",
+    "describe",
+    "game_tree",
+    "play_match",
+    "seated_agent",
+]

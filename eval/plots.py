@@ -1,0 +1,306 @@
+"""Pictures: a tournament's heatmap, NashConv curves, and a policy's strategy along one betting line.
+
+matplotlib is the optional ``[plot]`` extra; without it every function here raises a one-line
+:class:`MissingPlotExtraError` naming the extra to install.
+
+Betting lines (``plot strategy --line``) are written as the Stanford Leduc paper writes them: tokens
+joined by ``:``, each an action name of the game or a public card, in the order they happen. For
+``rlcard:leduc-holdem`` the actions are ``call``, ``raise``, ``fold``, ``check`` and a card is
+RLCard's name, suit then rank (``SK`` is the king of spades; ``K♠``, ``Ks`` and ``KS`` are accepted
+too): the paper's line is ``call:raise:call:SK:check:raise``. For the Kuhn games the actions are
+``pass`` and ``bet`` (``pass:bet``). The plot shows, for each private card the player to act at the
+end of the line can hold there, that player's probability of each legal action.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from adapters.errors import InputError
+from cfr_agents.files import replacing
+from cfr_agents.policy import Policy
+
+EXTRA = "pip install 'cfr-agents[plot]'"
+
+
+class MissingPlotExtraError(InputError):
+    """matplotlib (the ``[plot]`` extra) is not installed."""
+
+
+def pyplot() -> ModuleType:
+    """``matplotlib.pyplot`` on the non-interactive Agg backend, or a one-line refusal."""
+    try:
+        matplotlib = importlib.import_module("matplotlib")
+    except ImportError:
+        raise MissingPlotExtraError(f"plotting needs matplotlib, which is not installed: {EXTRA}") from None
+    matplotlib.use("Agg")
+    return importlib.import_module("matplotlib.pyplot")
+
+
+def _save(figure: Any, out: str | Path) -> None:
+    """Write ``figure`` as a PNG atomically (via :func:`cfr_agents.files.replacing`)."""
+    plt = pyplot()
+    with replacing(out) as temporary:
+        figure.savefig(temporary, format="png", dpi=120, bbox_inches="tight")
+    plt.close(figure)
+
+
+# --- tournaments ---------------------------------------------------------------------------------
+
+
+def heatmap(result: Any, out: str | Path) -> None:
+    """The row agent's mean payoff per hand against the column agent (an
+    :class:`eval.tournament.TournamentResult`), each cell annotated with its 95% half-width and,
+    when both agents can be queried, the exact value."""
+    from eval.tournament import display_names
+
+    plt = pyplot()
+    agents: Sequence[str] = result.agents
+    n = len(agents)
+    values = [[math.nan] * n for _ in range(n)]
+    labels = [[""] * n for _ in range(n)]
+    for i, row in enumerate(agents):
+        for j, column in enumerate(agents):
+            cell = result.match(row, column)
+            if cell is None:
+                continue
+            mean, error, exact = cell
+            values[i][j] = mean
+            labels[i][j] = f"{mean:+.3f}\n±{1.96 * error:.3f}" + (f"\nexact {exact:+.3f}" if exact is not None else "")
+    finite = [abs(v) for line in values for v in line if not math.isnan(v)]
+    limit = max(finite) if finite else 1.0
+    size = max(5.0, 1.25 * n + 2.5)
+    figure, axes = plt.subplots(figsize=(size, size * 0.85))
+    image = axes.imshow(values, cmap="RdBu", vmin=-limit, vmax=limit)
+    names = display_names(agents)
+    axes.set_xticks(range(n), labels=names, rotation=35, ha="right")
+    axes.set_yticks(range(n), labels=names)
+    for i in range(n):
+        for j in range(n):
+            text = labels[i][j] or "--"
+            strong = not math.isnan(values[i][j]) and abs(values[i][j]) > 0.6 * limit
+            axes.text(j, i, text, ha="center", va="center", fontsize=8, color="white" if strong else "black")
+    axes.set_xlabel("column agent")
+    axes.set_ylabel("row agent")
+    axes.set_title(f"{result.game_id}: row agent's payoff per hand ({result.units}),\n"
+                   f"{result.hands:,} hands per match, ± 95% half-width", fontsize=10)
+    figure.colorbar(image, ax=axes, label=f"{result.units} per hand")
+    _save(figure, out)
+
+
+# --- NashConv curves -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One ``--curve`` file: ``iteration,seconds,nash_conv`` rows."""
+
+    label: str
+    iterations: tuple[float, ...]
+    seconds: tuple[float, ...]
+    nash_conv: tuple[float, ...]
+
+
+def read_curve(path: str | Path) -> Curve:
+    """A ``--curve`` CSV (from ``cfr-agents train --curve``); a missing or malformed one is refused."""
+    shown = str(path)
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    except FileNotFoundError:
+        raise InputError(f"curve file {shown!r} does not exist") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise InputError(f"cannot read curve file {shown!r}: {error}") from None
+    columns = ("iteration", "seconds", "nash_conv")
+    if not rows or any(column not in rows[0] for column in columns):
+        raise InputError(f"{shown!r} is not a curve file: it needs the columns {','.join(columns)} and a row")
+    try:
+        parsed = [tuple(float(row[column]) for column in columns) for row in rows]
+    except (TypeError, ValueError):
+        raise InputError(f"{shown!r} has a value that is not a number") from None
+    iterations, seconds, nash_conv = (tuple(values) for values in zip(*parsed, strict=True))
+    return Curve(Path(path).stem, iterations, seconds, nash_conv)
+
+
+def plot_curves(paths: Sequence[str | Path], out: str | Path) -> list[Curve]:
+    """NashConv against iterations and against seconds, log-log, one line per file."""
+    curves = [read_curve(path) for path in paths]
+    plt = pyplot()
+    figure, (by_iterations, by_seconds) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for curve in curves:
+        kept = [(i, s, v) for i, s, v in zip(curve.iterations, curve.seconds, curve.nash_conv, strict=True)
+                if i > 0 and v > 0]  # fmt: skip
+        by_iterations.plot([k[0] for k in kept], [k[2] for k in kept], label=curve.label)
+        timed = [k for k in kept if k[1] > 0]
+        by_seconds.plot([k[1] for k in timed], [k[2] for k in timed], label=curve.label)
+    for axes, label in ((by_iterations, "iterations"), (by_seconds, "seconds")):
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+        axes.set_xlabel(label)
+        axes.set_ylabel("NashConv")
+        axes.grid(True, which="both", alpha=0.3)
+    by_iterations.legend(fontsize=8)
+    by_iterations.set_title("NashConv against iterations")
+    by_seconds.set_title("NashConv against solve time")
+    _save(figure, out)
+    return curves
+
+
+# --- a strategy along one betting line -----------------------------------------------------------
+
+_SUITS = {"♠": "S", "♥": "H", "♦": "D", "♣": "C", "s": "S", "h": "H", "d": "D", "c": "C"}
+_RANKS = {"J", "Q", "K", "A", "T", "2", "3", "4", "5", "6", "7", "8", "9"}
+
+
+def _card(token: str) -> str | None:
+    """RLCard's card name for ``token`` (``SK``, ``K♠``, ``Ks``, ``KS``), or ``None``."""
+    text = token.strip()
+    if len(text) != 2:
+        return None
+    first, second = text[0], text[1]
+    if first.upper() in "SHDC" and second.upper() in _RANKS:
+        return first.upper() + second.upper()
+    if first.upper() in _RANKS and (second in _SUITS or second.upper() in "SHDC"):
+        return _SUITS.get(second, second.upper()) + first.upper()
+    return None
+
+
+@dataclass(frozen=True)
+class LineStrategy:
+    """The rows of one betting line: for each private card, the action probabilities there."""
+
+    game_id: str
+    line: str
+    player: int
+    """The seat to act at the end of the line."""
+    actions: tuple[str, ...]
+    hands: tuple[str, ...]
+    probabilities: tuple[tuple[float, ...], ...]
+    """``probabilities[h][a]``: of action ``actions[a]`` with hand ``hands[h]``."""
+
+
+def line_strategy(policy: Policy, line: str, seat: int | None = None) -> LineStrategy:
+    """``policy``'s probabilities at the end of ``line`` for every private card (see the module docstring)."""
+    tokens = [token for token in line.split(":")]
+    if not line or any(not token.strip() for token in tokens):
+        raise InputError(f"--line {line!r}: give action names and public cards joined by ':', e.g. call:raise:call:SK")
+    game = policy.game()
+    names = {game.action_name(a).lower(): a for a in range(_num_actions(policy))}
+    actions: list[str] = []
+    public: str | None = None
+    for token in tokens:
+        word = token.strip().lower()
+        if word in names:
+            if public is not None and not _leduc(policy.game_id):
+                raise InputError(f"--line {line!r}: {policy.game_id} has no public card")
+            actions.append(word)
+            continue
+        card = _card(token)
+        if card is None or not _leduc(policy.game_id):
+            known = ", ".join(names)
+            raise InputError(f"--line {line!r}: {token!r} is neither an action ({known}) nor a public card (e.g. SK)")
+        if public is not None:
+            raise InputError(f"--line {line!r}: only one public card is dealt")
+        public = card
+    if _leduc(policy.game_id):
+        return _leduc_line(policy, line, actions, public, seat)
+    return _kuhn_line(policy, line, actions)
+
+
+def _num_actions(policy: Policy) -> int:
+    return max((a for row in policy.table.values() for a in row), default=-1) + 1
+
+
+def _leduc(game_id: str) -> bool:
+    return game_id == "rlcard:leduc-holdem"
+
+
+def _leduc_line(policy: Policy, line: str, actions: list[str], public: str | None, seat: int | None) -> LineStrategy:
+    """RLCard Leduc keys ``seat|hand|public|role|actions``."""
+    history = "-".join(actions)
+    found: dict[int, dict[str, dict[int, float]]] = {}
+    for key, row in policy.table.items():
+        player, hand, card, _, record = key.split("|")
+        if record == history and card == (public or "-"):
+            found.setdefault(int(player), {})[hand] = dict(row)
+    if not found:
+        raise InputError(
+            f"--line {line!r} reaches no decision of {policy.game_id}"
+            + ("" if public else " (after the first round, name the public card, e.g. SK)")
+        )
+    seats = sorted(found)
+    chosen = seat if seat is not None else seats[0]
+    if chosen not in found:
+        raise InputError(f"--seat {chosen}: the line is a decision of seat {' or '.join(map(str, seats))}")
+    return _assemble(policy, line, chosen, found[chosen])
+
+
+def _kuhn_line(policy: Policy, line: str, actions: list[str]) -> LineStrategy:
+    """Kuhn keys: card index (J=0, Q=1, K=2) then ``p``/``b`` per action."""
+    history = "".join("p" if action == "pass" else "b" for action in actions)
+    ranks = ("J", "Q", "K")
+    rows = {ranks[int(key[0])]: dict(row) for key, row in policy.table.items() if key[1:] == history}
+    if not rows:
+        raise InputError(f"--line {line!r} reaches no decision of {policy.game_id}")
+    return _assemble(policy, line, len(history) % 2, rows)
+
+
+def _assemble(policy: Policy, line: str, player: int, rows: dict[str, dict[int, float]]) -> LineStrategy:
+    game = policy.game()
+    action_ids = sorted({a for row in rows.values() for a in row})
+    order = {"J": 0, "Q": 1, "K": 2}
+    hands = sorted(rows, key=lambda h: (order.get(h[-1], 9), h))
+    table = tuple(tuple(float(rows[h].get(a, 0.0)) for a in action_ids) for h in hands)
+    return LineStrategy(policy.game_id, line, player, tuple(game.action_name(a) for a in action_ids),
+                        tuple(hands), table)  # fmt: skip
+
+
+def plot_strategy(policy: Policy, line: str, out: str | Path, seat: int | None = None) -> LineStrategy:
+    """Grouped bars: for each private card, the probability of each action at the end of ``line``."""
+    strategy = line_strategy(policy, line, seat)
+    plt = pyplot()
+    hands, actions = strategy.hands, strategy.actions
+    width = 0.8 / len(actions)
+    figure, axes = plt.subplots(figsize=(max(5.0, 1.3 * len(hands) + 1.5), 3.8))
+    for a, action in enumerate(actions):
+        xs = [h + (a - (len(actions) - 1) / 2) * width for h in range(len(hands))]
+        heights = [strategy.probabilities[h][a] for h in range(len(hands))]
+        bars = axes.bar(xs, heights, width, label=action)
+        for bar, height in zip(bars, heights, strict=True):
+            if height >= 0.005:
+                axes.text(bar.get_x() + bar.get_width() / 2, height + 0.01, f"{height:.2f}", ha="center", fontsize=7)
+    axes.set_xticks(range(len(hands)), labels=[_pretty(h) for h in hands])
+    axes.set_ylim(0, 1.2)
+    axes.set_ylabel("probability")
+    axes.set_xlabel("private card")
+    axes.legend(fontsize=8, ncols=len(actions))
+    axes.set_title(f"{strategy.game_id}, seat {strategy.player} to act after {strategy.line}", fontsize=9)
+    _save(figure, out)
+    return strategy
+
+
+def _pretty(hand: str) -> str:
+    """``SK`` -> ``K♠``; Kuhn ranks stay as they are."""
+    suits = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
+    return f"{hand[1]}{suits[hand[0]]}" if len(hand) == 2 and hand[0] in suits else hand
+
+
+__all__ = [
+    "EXTRA",
+    "Curve",
+    "LineStrategy",
+    "MissingPlotExtraError",
+    "heatmap",
+    "line_strategy",
+    "plot_curves",
+    "plot_strategy",
+    "pyplot",
+    "read_curve",
+]

@@ -1,0 +1,322 @@
+r"""Round-robin tournaments: every pair of agents plays a duplicate match (both seats), and every
+agent's exact exploitability stands beside its results.
+
+Work goes to local worker processes as specs -- the game id, agent names or file paths, hands and
+seeds (:class:`~eval.play.MatchSpec`, :class:`AgentJob`) -- never as pickled live agents: each
+worker builds the agents it needs from their names. Pairing ``k`` (in the order of
+:func:`pairings`) draws its streams from ``SeedSequence(seed, spawn_key=(k,))``, so the results do
+not depend on how many workers play them, or in what order they finish.
+
+Workers are started with the ``forkserver`` method (``spawn`` where there is none): a fresh
+interpreter that imports the toolkits once, never a fork of a process holding live threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from adapters.errors import InputError
+from eval.play import Agents, AgentScore, MatchReport, MatchSpec, check_hands, game_tree, play_match
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def default_workers() -> int:
+    """The number of cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class AgentJob:
+    """Score one agent exactly: what a worker needs."""
+
+    game_id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class TournamentResult:
+    """A round robin's matches (``A`` = the first named of each pairing) and each agent's exploitability."""
+
+    game_id: str
+    units: str
+    agents: tuple[str, ...]
+    hands: int
+    seed: int
+    matches: tuple[MatchReport, ...]
+    scores: tuple[AgentScore, ...]
+
+    def match(self, row: str, column: str) -> tuple[float, float, float | None] | None:
+        """``row``'s (mean, standard error, exact value) against ``column``; ``None`` on the diagonal."""
+        for report in self.matches:
+            if report.agents == (row, column):
+                return report.mean, report.standard_error, report.exact
+            if report.agents == (column, row):
+                return -report.mean, report.standard_error, None if report.exact is None else -report.exact
+        return None
+
+    def field_mean(self, agent: str) -> float:
+        """``agent``'s mean payoff over all its matches."""
+        values = [cell[0] for other in self.agents if other != agent and (cell := self.match(agent, other))]
+        return sum(values) / len(values)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "game": self.game_id,
+            "units": self.units,
+            "agents": list(self.agents),
+            "hands": self.hands,
+            "seed": self.seed,
+            "matches": [report.to_json() for report in self.matches],
+            "exploitability": [score.to_json() for score in self.scores],
+        }
+
+
+def display_names(agents: Sequence[str]) -> list[str]:
+    """Short names for tables and plots: a file's stem (``out/dcfr.json`` -> ``dcfr``), unless two collide."""
+    from pathlib import Path
+
+    from eval.opponents import is_file_name
+
+    short = [Path(name).stem if is_file_name(name) else name for name in agents]
+    return short if len(set(short)) == len(short) else list(agents)
+
+
+def pairings(agents: Sequence[str]) -> list[tuple[str, str]]:
+    """Every unordered pair, in order: (0, 1), (0, 2), ..., (1, 2), ..."""
+    return [(a, b) for i, a in enumerate(agents) for b in agents[i + 1 :]]
+
+
+def check_agents(game_id: str, agents: Sequence[str]) -> None:
+    """Refuse fewer than two agents, a name given twice, and any agent that does not load for ``game_id``."""
+    if len(agents) < 2:
+        raise InputError(f"a tournament needs at least 2 agents, got {len(agents)}")
+    repeated = sorted({name for name in agents if list(agents).count(name) > 1})
+    if repeated:
+        raise InputError(f"agent {repeated[0]!r} is named twice")
+    loaded = Agents()
+    for name in agents:
+        loaded.opponent(name, game_id)
+
+
+def run_tournament(
+    game_id: str,
+    agents: Sequence[str],
+    hands: int,
+    seed: int,
+    workers: int,
+    on_done: Callable[[str], None] | None = None,
+) -> TournamentResult:
+    """Play the round robin on ``workers`` processes (``1``: in this process)."""
+    check_hands(hands)
+    if workers < 1:
+        raise InputError(f"--workers must be at least 1, got {workers}")
+    check_agents(game_id, agents)
+    tree = game_tree(game_id)
+    specs = [
+        MatchSpec(game_id, pair, hands, seed, spawn_key=(index,)) for index, pair in enumerate(pairings(agents))
+    ]
+    jobs: list[AgentJob] = [AgentJob(game_id, name) for name in agents]
+    work: list[MatchSpec | AgentJob] = [*specs, *jobs]
+    report: Callable[[MatchSpec | AgentJob], None] | None = None
+    if on_done is not None:
+        done = on_done
+
+        def report(job: MatchSpec | AgentJob) -> None:
+            done(label(job))
+
+    results: list[MatchReport | AgentScore] = run_jobs(work, workers, report, run_job)
+    matches = tuple(r for r in results if isinstance(r, MatchReport))
+    scores = tuple(r for r in results if isinstance(r, AgentScore))
+    return TournamentResult(game_id, tree.units, tuple(agents), hands, seed, matches, scores)
+
+
+def run_jobs(
+    work: Sequence[T],
+    workers: int,
+    on_done: Callable[[T], None] | None = None,
+    function: Callable[[T], R] | None = None,
+) -> list[R]:
+    """``function(job)`` for each job (default :func:`run_job`), in the order of ``work`` whatever
+    order the workers finish in; on ``workers`` processes, or in this process when ``workers`` is 1.
+    ``function`` must be importable by name (a module-level function) and the jobs plain data."""
+    call: Callable[[T], R] = function or run_job  # type: ignore[assignment]
+    if workers == 1 or len(work) <= 1:
+        results: list[R] = []
+        with one_thread():
+            for job in work:
+                results.append(call(job))
+                if on_done:
+                    on_done(job)
+        return results
+    context = _context()
+    with ProcessPoolExecutor(max_workers=min(workers, len(work)), mp_context=context, initializer=_init_worker) as pool:
+        futures: list[Future[R]] = [pool.submit(call, job) for job in work]
+        try:
+            for job, future in zip(work, futures, strict=True):
+                future.result()
+                if on_done:
+                    on_done(job)
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+        return [future.result() for future in futures]
+
+
+def label(job: MatchSpec | AgentJob) -> str:
+    return f"{job.agents[0]} vs {job.agents[1]}" if isinstance(job, MatchSpec) else f"exploitability of {job.name}"
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["eval.tournament"])
+        return context
+    return multiprocessing.get_context("spawn")  # pragma: no cover - platforms without forkserver
+
+
+_AGENTS: Agents | None = None
+
+
+def _worker_agents() -> Agents:
+    """This process's agents, built on first use from their names."""
+    global _AGENTS
+    if _AGENTS is None:
+        _AGENTS = Agents()
+    return _AGENTS
+
+
+def _init_worker() -> None:
+    """One thread per worker process (torch's NFSP networks included): the workers are the parallelism."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    with contextlib.suppress(ImportError):
+        import torch
+
+        torch.set_num_threads(1)
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """torch on one thread, as in a worker, so exact values computed in-process are the same bits."""
+    try:
+        import torch
+    except ImportError:
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def run_job(job: MatchSpec | AgentJob) -> MatchReport | AgentScore:
+    """Play or score one job from its spec (in a worker, or in this process)."""
+    agents = _worker_agents()
+    with _quiet():
+        if isinstance(job, MatchSpec):
+            return play_match(job, agents)
+        return agents.score(job.name, job.game_id)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """RLCard's agents print progress with carriage returns while they load or act; drop it."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        yield
+
+
+def markdown(result: TournamentResult) -> str:
+    """A table to paste into a paper: each row agent's mean payoff per hand against each column
+    agent (sampled, with its 95% half-width; the exact value in brackets), its mean over the field
+    and its exact exploitability."""
+    unit = result.units
+    mbb = unit == "BB"
+    head = ["agent", *result.agents, f"mean ({unit}/hand)", f"exploitability ({unit})"]
+    lines = [
+        f"{result.game_id}: row agent's payoff per hand against the column agent, in {unit}"
+        + (" (1 BB = 1000 mbb)" if mbb else "")
+        + f"; {result.hands:,} hands per match in duplicate pairs; 95% half-width after ±, exact value in "
+        "brackets; exploitability = NashConv / 2, exact.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|",
+    ]
+    scores = {score.name: score for score in result.scores}
+    shown = dict(zip(result.agents, display_names(result.agents), strict=True))
+    head[1 : 1 + len(result.agents)] = [shown[agent] for agent in result.agents]
+    lines[2] = "| " + " | ".join(head) + " |"
+    for row in result.agents:
+        cells = [f"`{shown[row]}`"]
+        for column in result.agents:
+            cell = result.match(row, column)
+            if cell is None:
+                cells.append("--")
+                continue
+            mean, error, exact = cell
+            text = f"{mean:+.3f} ± {1.959963984540054 * error:.3f}"
+            cells.append(text + (f" [{exact:+.3f}]" if exact is not None else ""))
+        cells.append(f"{result.field_mean(row):+.3f}")
+        score = scores[row]
+        cells.append("n/a (not queryable)" if score.exploitability is None else f"{score.exploitability:.4g}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+CSV_FIELDS = (
+    "agent_a", "agent_b", "hands", "mean", "standard_error", "ci95_low", "ci95_high", "units",
+    "mbb_per_hand", "exact", "exact_within_ci95", "agent_a_exploitability", "agent_b_exploitability",
+)  # fmt: skip
+
+
+def csv_text(result: TournamentResult) -> str:
+    """One row per match (``A``'s payoff), with both agents' exploitability."""
+    scores = {score.name: score.exploitability for score in result.scores}
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    for report in result.matches:
+        a, b = report.agents
+        writer.writerow([
+            a, b, report.hands, repr(report.mean), repr(report.standard_error), repr(report.ci95[0]),
+            repr(report.ci95[1]), report.units, _cell(report.mbb_per_hand), _cell(report.exact),
+            "" if report.exact_within_ci95 is None else report.exact_within_ci95, _cell(scores[a]), _cell(scores[b]),
+        ])  # fmt: skip
+    return out.getvalue()
+
+
+def _cell(value: float | None) -> str:
+    return "" if value is None else repr(value)
+
+
+def json_text(result: TournamentResult) -> str:
+    return json.dumps(result.to_json(), indent=2) + "\n"
+
+
+__all__ = [
+    "AgentJob",
+    "TournamentResult",
+    "check_agents",
+    "csv_text",
+    "default_workers",
+    "json_text",
+    "markdown",
+    "pairings",
+    "run_jobs",
+    "run_tournament",
+]

@@ -1,0 +1,86 @@
+"""``cfr-agents plot curves`` and ``plot strategy``: PNGs, betting lines, and the missing-extra message."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from cfr_agents import make_solver
+from cfr_agents.cli import main
+from eval.plots import line_strategy
+from tests.support import tree
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def leduc_policy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    solver = make_solver(tree("rlcard:leduc-holdem"), "dcfr")
+    solver.run(200)
+    path = tmp_path_factory.mktemp("plots") / "leduc.json"
+    solver.average_policy().save(path)
+    return path
+
+
+def test_plot_curves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    curves = []
+    for algo in ("cfr+", "dcfr"):
+        curve = tmp_path / f"{algo}.csv"
+        argv = ["train", "--game", "openspiel:kuhn_poker", "--algo", algo, "--iterations", "300", "--quiet"]
+        assert main([*argv, "--out", str(tmp_path / f"{algo}.json"), "--curve", str(curve)]) == 0
+        curves.append(str(curve))
+    out = tmp_path / "curves.png"
+    assert main(["plot", "curves", *curves, "--out", str(out)]) == 0
+    assert out.read_bytes()[:8] == PNG
+    assert "plotted 2 curves" in capsys.readouterr().out
+
+
+def test_plot_strategy_on_the_papers_line(
+    leduc_policy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "line.png"
+    line = "call:raise:call:K♠:check:raise"
+    assert main(["plot", "strategy", str(leduc_policy), "--line", line, "--out", str(out)]) == 0
+    assert out.read_bytes()[:8] == PNG
+    printed = capsys.readouterr().out
+    assert "call:raise:call:K♠:check:raise" in printed
+
+
+def test_line_strategy_rows(leduc_policy: Path) -> None:
+    from cfr_agents import load_policy
+
+    policy = load_policy(leduc_policy)
+    shown = line_strategy(policy, "call:raise:call:SK:check:raise")
+    assert set(shown.actions) == {"call", "raise", "fold"}  # facing a raise with one raise left
+    assert len(shown.hands) == 5 and "SK" not in shown.hands  # the public card is not a holding
+    for row in shown.probabilities:
+        assert sum(row) == pytest.approx(1.0)
+    same = line_strategy(policy, "call:raise:call:Ks:check:raise")  # K♠, Ks and SK are one card
+    assert (same.hands, same.probabilities) == (shown.hands, shown.probabilities)
+    first = line_strategy(policy, "raise")
+    assert set(first.actions) == {"call", "raise", "fold"} and len(first.hands) == 6
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [("call:jump", "neither an action"), ("call:raise:call:check", "name the public card"),
+     ("call:SK:HK", "only one public card"), ("", "give action names")],
+)  # fmt: skip
+def test_bad_lines_exit_2_with_one_line(
+    leduc_policy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, expected: str
+) -> None:
+    status = main(["plot", "strategy", str(leduc_policy), "--line", line, "--out", str(tmp_path / "x.png")])
+    err = capsys.readouterr().err
+    assert status == 2 and expected in err and len(err.splitlines()) == 1, err
+
+
+def test_without_matplotlib_plots_name_the_extra(
+    leduc_policy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
+    status = main(["plot", "strategy", str(leduc_policy), "--line", "raise", "--out", str(tmp_path / "x.png")])
+    err = capsys.readouterr().err
+    assert status == 2 and "pip install 'cfr-agents[plot]'" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "x.png").exists()
