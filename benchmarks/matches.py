@@ -30,9 +30,10 @@ from rlcard.agents import RandomAgent
 
 from cfr_agents import make_solver
 from cfr_agents.files import write_atomic
+from cfr_agents.jobs import LocalPool
 from eval.match import play_rlcard_match
 from eval.play import MatchReport, MatchSpec, game_tree
-from eval.tournament import run_job, run_jobs
+from eval.tournament import run_job
 
 GAME = "rlcard:leduc-holdem"
 TARGET = 10_000
@@ -92,11 +93,11 @@ def main() -> int:
         workers: dict[int, tuple[float, list[MatchReport]]] = {}
         tiny = [MatchSpec(GAME, (str(path), "random"), 4, 0, spawn_key=(k,)) for k in range(2)]
         started = time.perf_counter()
-        run_jobs(tiny, 2, None, run_job)
+        LocalPool(2).map(run_job, tiny)
         startup = time.perf_counter() - started
         for count in (1, 2):
             started = time.perf_counter()
-            results = run_jobs(specs, count, None, run_job)
+            results = LocalPool(count).map(run_job, specs)
             workers[count] = (time.perf_counter() - started, [r for r in results if isinstance(r, MatchReport)])
             print(f"--workers {count}: {len(specs) * per_job / workers[count][0]:,.0f} hands/s", file=sys.stderr)
     total = len(specs) * per_job

@@ -1,34 +1,38 @@
-"""Run independent jobs in local processes or on Ray; a job that dies is retried.
+"""Run independent jobs in local processes or on Ray; a job whose worker dies is retried.
 
-A job is a *spec*: the dotted name of a module-level function and a JSON-able mapping of arguments
-(names, file paths, seeds). Specs, never live objects, cross process and machine boundaries, so a
-job's result depends only on its spec, never on which worker ran it or how many there were.
+Every executor has one method, :meth:`Executor.map`: ``function(item)`` for each item, results in
+the order of the items whatever order the workers finish in. ``function`` is a module-level
+function (workers import it by name) and each item is a spec -- plain data such as names, file
+paths, numbers and seeds, never a live agent or solver -- so a result depends only on its spec, not
+on which worker ran it or how many there were.
 
-Two executors with one interface, :meth:`Executor.run`:
+* :class:`LocalPool` -- ``K`` local processes (``concurrent.futures`` on the ``forkserver`` start
+  method, which imports the function's module once, or ``spawn``); ``K = 1`` runs in this process.
+  When a worker process dies, the pool is broken: what it had not finished goes to a fresh pool.
+* :class:`RayExecutor` -- Ray tasks on a local Ray runtime or on a cluster
+  (``ray.init(address=...)``); Ray retries a task whose worker dies (``max_retries``) or that
+  raises (``retry_exceptions``).
 
-* :class:`LocalPool` -- ``K`` local processes (``concurrent.futures`` with the ``spawn`` start
-  method). A job whose process dies is resubmitted to a fresh pool; a job that raises is retried.
-* :class:`RayExecutor` -- Ray tasks on a local Ray runtime or a cluster (``ray.init(address=...)``);
-  Ray retries a task whose worker dies (``max_retries``) or that raises (``retry_exceptions``).
-
-Jobs that checkpoint as they go (as training jobs do) resume from their last checkpoint when retried.
+Each job runs at most :data:`ATTEMPTS` times. Jobs that checkpoint as they go (sweep jobs do) resume
+from their last checkpoint when retried.
 """
 
 from __future__ import annotations
 
-import importlib
 import multiprocessing
 import os
 import socket
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, redirect_stdout
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from adapters.errors import InputError
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 ATTEMPTS = 4
 """Runs of one job before its failure is final (a dead worker costs every job it was running one)."""
@@ -42,29 +46,22 @@ class JobFailedError(RuntimeError):
     """A job failed on every attempt."""
 
 
-@dataclass(frozen=True)
-class Job:
-    """``function(**arguments)``, named so that any worker can import it."""
-
-    key: str
-    function: str
-    """``"package.module:function"``."""
-    arguments: Mapping[str, Any]
-
-
-def call(function: str, arguments: Mapping[str, Any]) -> Any:
-    """Import ``function`` (``"module:name"``) and call it with ``arguments``: what a worker runs."""
-    module, _, name = function.partition(":")
-    target: Callable[..., Any] = getattr(importlib.import_module(module), name)
-    return target(**arguments)
-
-
 class Executor(Protocol):
     workers: int
 
-    def run(self, jobs: Sequence[Job], on_result: Callable[[Job, Any], None] | None = None) -> dict[str, Any]:
-        """Every job's result by key; ``on_result`` is called as each one finishes."""
+    def map(
+        self, function: Callable[[T], R], items: Sequence[T], on_done: Callable[[T], None] | None = None
+    ) -> list[R]:
+        """``[function(item) for item in items]``; ``on_done(item)`` as each one finishes."""
         ...
+
+
+def default_workers() -> int:
+    """The number of cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
 
 
 class LocalPool:
@@ -75,59 +72,54 @@ class LocalPool:
             raise InputError(f"--workers must be at least 1, got {workers}")
         self.workers = workers
 
-    def run(self, jobs: Sequence[Job], on_result: Callable[[Job, Any], None] | None = None) -> dict[str, Any]:
-        results: dict[str, Any] = {}
-        if self.workers == 1:
-            for job in jobs:
-                results[job.key] = _retrying(job)
-                if on_result is not None:
-                    on_result(job, results[job.key])
+    def map(
+        self, function: Callable[[T], R], items: Sequence[T], on_done: Callable[[T], None] | None = None
+    ) -> list[R]:
+        if self.workers == 1 or len(items) <= 1:
+            results: list[R] = []
+            for item in items:
+                results.append(function(item))
+                if on_done is not None:
+                    on_done(item)
             return results
-        attempts = dict.fromkeys((job.key for job in jobs), 0)
-        pending = list(jobs)
+        done: dict[int, R] = {}
+        attempts = [0] * len(items)
+        pending = list(range(len(items)))
         while pending:  # a pool whose worker died is broken: what it had not finished goes to a fresh one
-            with _pool(min(self.workers, len(pending))) as pool:
-                futures = {pool.submit(call, job.function, job.arguments): job for job in pending}
+            with _pool(min(self.workers, len(pending)), function.__module__) as pool:
+                futures: dict[Future[R], int] = {pool.submit(function, items[index]): index for index in pending}
                 pending = []
                 for future in as_completed(futures):
-                    job = futures[future]
+                    index = futures[future]
                     try:
-                        results[job.key] = future.result()
-                    except BrokenProcessPool:
-                        pending.append(_count(job, attempts, "its worker process died"))
-                        continue
+                        done[index] = future.result()
                     except InputError:
                         raise
-                    except Exception as error:
-                        pending.append(_count(job, attempts, f"{type(error).__name__}: {error}"))
+                    except (BrokenProcessPool, Exception) as error:
+                        attempts[index] += 1
+                        if attempts[index] >= ATTEMPTS:
+                            raise JobFailedError(f"a job failed {ATTEMPTS} times; last: {_reason(error)}") from None
+                        pending.append(index)
                         continue
-                    if on_result is not None:
-                        on_result(job, results[job.key])
-        return results
+                    if on_done is not None:
+                        on_done(items[index])
+        return [done[index] for index in range(len(items))]
 
 
-def _count(job: Job, attempts: dict[str, int], reason: str) -> Job:
-    attempts[job.key] += 1
-    if attempts[job.key] >= ATTEMPTS:
-        raise JobFailedError(f"job {job.key} failed {ATTEMPTS} times; last: {reason}")
-    return job
-
-
-def _retrying(job: Job) -> Any:
-    for attempt in range(1, ATTEMPTS + 1):
-        try:
-            return call(job.function, job.arguments)
-        except InputError:
-            raise
-        except Exception as error:
-            if attempt == ATTEMPTS:
-                raise JobFailedError(f"job {job.key} failed {ATTEMPTS} times; last: {error}") from error
-    raise AssertionError("unreachable")
+def _reason(error: BaseException) -> str:
+    return "its worker process died" if isinstance(error, BrokenProcessPool) else f"{type(error).__name__}: {error}"
 
 
 @contextmanager
-def _pool(workers: int) -> Iterator[ProcessPoolExecutor]:
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+def _pool(workers: int, module: str) -> Iterator[ProcessPoolExecutor]:
+    context: multiprocessing.context.BaseContext
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        server = multiprocessing.get_context("forkserver")
+        server.set_forkserver_preload([module])
+        context = server  # imported once; each worker is a fork of that server
+    else:  # pragma: no cover - platforms without forkserver
+        context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
     try:
         yield pool
     finally:
@@ -137,42 +129,46 @@ def _pool(workers: int) -> Iterator[ProcessPoolExecutor]:
 class RayExecutor:
     """Ray tasks: on the cluster at ``address`` (``HOST:PORT``), or on a local Ray runtime."""
 
-    def __init__(self, address: str | None, workers: int | None = None) -> None:
+    def __init__(self, address: str | None) -> None:
         try:
             import ray as ray_module
         except ImportError:
             raise MissingExtraError("--ray needs Ray: pip install 'cfr-agents[ray]'") from None
         ray: Any = ray_module
         self._ray = ray
+        self.address = address
         if address is not None:
             _check_reachable(address)
         if not ray.is_initialized():
             options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
             if address is None:
-                options["num_cpus"] = workers or os.cpu_count() or 1
+                options["num_cpus"] = default_workers()
             try:
-                ray.init(address=address, **options)
+                with redirect_stdout(sys.stderr):
+                    ray.init(address=address, **options)
             except (ConnectionError, RuntimeError, ValueError) as error:
                 raise InputError(f"cannot start or join Ray at {address or 'a local runtime'}: {error}") from None
         self.workers = int(ray.cluster_resources().get("CPU", 1))
 
-    def run(self, jobs: Sequence[Job], on_result: Callable[[Job, Any], None] | None = None) -> dict[str, Any]:
+    def map(
+        self, function: Callable[[T], R], items: Sequence[T], on_done: Callable[[T], None] | None = None
+    ) -> list[R]:
         ray = self._ray
-        task = ray.remote(max_retries=ATTEMPTS - 1, retry_exceptions=True)(call)
-        references = {task.remote(job.function, dict(job.arguments)): job for job in jobs}
-        results: dict[str, Any] = {}
+        task = ray.remote(max_retries=ATTEMPTS - 1, retry_exceptions=True)(function)
+        references = [task.remote(item) for item in items]
+        index = {reference: position for position, reference in enumerate(references)}
+        results: dict[int, R] = {}
         remaining = list(references)
         with redirect_stdout(sys.stderr):  # Ray's own notices (a worker died, ...) stay off our stdout
             while remaining:
-                (done,), remaining = ray.wait(remaining, num_returns=1)
-                job = references[done]
+                (ready,), remaining = ray.wait(remaining, num_returns=1)
                 try:
-                    results[job.key] = ray.get(done)
+                    results[index[ready]] = ray.get(ready)
                 except ray.exceptions.RayError as error:
-                    raise JobFailedError(f"job {job.key} failed {ATTEMPTS} times; last: {error}") from None
-                if on_result is not None:
-                    on_result(job, results[job.key])
-        return results
+                    raise JobFailedError(f"a job failed {ATTEMPTS} times; last: {error}") from None
+                if on_done is not None:
+                    on_done(items[index[ready]])
+        return [results[position] for position in range(len(items))]
 
 
 def _check_reachable(address: str, timeout: float = 5.0) -> None:
@@ -186,10 +182,11 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
         raise InputError(f"cannot reach Ray at {address}: {error.strerror or error}") from None
 
 
-def executor(workers: int | None, ray_address: str | None, use_ray: bool) -> Executor:
-    """``--workers K`` (default: the number of cores) or ``--ray [ADDRESS]``."""
-    if use_ray:
+def executor(workers: int | None, ray: str | None) -> Executor:
+    """``--workers K`` (default: the number of cores), or ``--ray [ADDRESS]`` (``ray`` is ``""`` for a
+    local Ray runtime, ``None`` without ``--ray``)."""
+    if ray is not None:
         if workers is not None:
             raise InputError("give --workers or --ray, not both")
-        return RayExecutor(ray_address)
-    return LocalPool(workers or os.cpu_count() or 1)
+        return RayExecutor(ray or None)
+    return LocalPool(workers or default_workers())

@@ -26,9 +26,12 @@ either agent cannot be queried exactly.
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
+import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,6 +40,7 @@ from adapters import load_game
 from adapters.errors import InputError
 from adapters.rlcard import PREFIX as RLCARD_PREFIX
 from adapters.rlcard import RLCardGame
+from cfr_agents.files import write_atomic
 from cfr_agents.policy import Policy
 from cfr_agents.rlcard_agent import PolicyAgent
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
@@ -82,6 +86,9 @@ class MatchSpec:
     """Play both agents by their exact strategy tables (:func:`eval.strategy_of`, sampled by our
     fast policy agent) instead of asking the live agents: the same distribution of play, without a
     network's forward pass per decision. Both agents must be queryable; ``rlcard:`` games only."""
+
+    files: Mapping[str, str] = field(default_factory=dict)
+    """Contents of policy files among ``agents``, by name, for workers that cannot read the paths."""
 
     def seed_sequence(self) -> np.random.SeedSequence:
         return np.random.SeedSequence(self.seed, spawn_key=self.spawn_key)
@@ -221,11 +228,22 @@ class Agents:
     def __init__(self) -> None:
         self._opponents: dict[tuple[str, str], Opponent] = {}
         self._strategies: dict[tuple[str, str], FloatArray | str] = {}
+        self._paths: dict[str, str] = {}
+
+    def provide(self, files: Mapping[str, str]) -> None:
+        """Load the named policy files from these contents (written once to content-named temporary
+        files) instead of from their paths, which this process may not be able to read."""
+        for name, content in files.items():
+            if name not in self._paths:
+                path = Path(tempfile.gettempdir()) / f"cfr-agents-{hashlib.sha256(content.encode()).hexdigest()}.json"
+                if not path.exists():
+                    write_atomic(path, content)
+                self._paths[name] = str(path)
 
     def opponent(self, name: str, game_id: str) -> Opponent:
         key = (name, game_id)
         if key not in self._opponents:
-            opponent = load_opponent(name, game_id)
+            opponent = load_opponent(self._paths.get(name, name), game_id)
             if opponent.game_id != game_id:
                 raise InputError(f"agent {name!r} plays {opponent.game_id}, not {game_id}")
             self._opponents[key] = opponent

@@ -28,7 +28,6 @@ from adapters import load_game
 from adapters.errors import InputError
 from cfr_agents.checkpoint import load_checkpoint, save_checkpoint
 from cfr_agents.files import write_atomic
-from cfr_agents.jobs import Job
 from cfr_agents.solvers import ALGORITHMS, Solver, make_solver
 from cfr_agents.solvers.sampling import check_sampling
 from cfr_agents.training import log_spaced
@@ -128,36 +127,37 @@ class Stop:
 def jobs(
     directory: Path, game_id: str, algorithm: str, sampling: str, configurations: Sequence[Configuration],
     seeds: Sequence[int], stop: Stop, checkpoint_every: float,
-) -> list[Job]:  # fmt: skip
-    """One :class:`~cfr_agents.jobs.Job` per (configuration, seed)."""
+) -> list[dict[str, Any]]:  # fmt: skip
+    """One spec for :func:`train_job` per (configuration, seed)."""
     game_id = load_game(game_id).game_id
     return [
-        Job(
-            key=f"{configuration.name}-seed{seed}",
-            function="eval.sweep:train_job",
-            arguments={
-                "directory": str(directory / "jobs" / f"{configuration.name}-seed{seed}"),
-                "game_id": game_id,
-                "algorithm": algorithm,
-                "sampling": sampling,
-                "settings": _settings(algorithm, sampling, configuration),
-                "seed": seed,
-                "iterations": stop.iterations,
-                "target_nash_conv": stop.target_nash_conv,
-                "time_limit": stop.time_limit,
-                "checkpoint_every": checkpoint_every,
-            },
-        )
+        {
+            "key": f"{configuration.name}-seed{seed}",
+            "configuration": configuration.name,
+            "directory": str(directory / "jobs" / f"{configuration.name}-seed{seed}"),
+            "game_id": game_id,
+            "algorithm": algorithm,
+            "sampling": sampling,
+            "settings": _settings(algorithm, sampling, configuration),
+            "seed": seed,
+            "iterations": stop.iterations,
+            "target_nash_conv": stop.target_nash_conv,
+            "time_limit": stop.time_limit,
+            "checkpoint_every": checkpoint_every,
+        }
         for configuration in configurations
         for seed in seeds
     ]
 
 
-def train_job(
-    directory: str, game_id: str, algorithm: str, sampling: str, settings: Mapping[str, Any], seed: int,
-    iterations: int | None, target_nash_conv: float | None, time_limit: float | None, checkpoint_every: float,
-) -> dict[str, Any]:  # fmt: skip
-    """Train one configuration and seed, resuming from the job directory's checkpoint if there is one."""
+def train_job(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """Train one configuration and seed (a spec of :func:`jobs`), resuming from the job directory's
+    checkpoint if there is one."""
+    directory, game_id, algorithm, sampling, settings, seed = (
+        spec[name] for name in ("directory", "game_id", "algorithm", "sampling", "settings", "seed")
+    )
+    iterations, target_nash_conv, time_limit = spec["iterations"], spec["target_nash_conv"], spec["time_limit"]
+    checkpoint_every = spec["checkpoint_every"]
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     done = folder / "result.json"

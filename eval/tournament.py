@@ -1,14 +1,12 @@
 r"""Round-robin tournaments: every pair of agents plays a duplicate match (both seats), and every
 agent's exact exploitability stands beside its results.
 
-Work goes to local worker processes as specs -- the game id, agent names or file paths, hands and
-seeds (:class:`~eval.play.MatchSpec`, :class:`AgentJob`) -- never as pickled live agents: each
+Work goes to an executor (:mod:`cfr_agents.jobs`: local worker processes, or Ray) as specs -- the
+game id, agent names or file paths, hands and seeds (:class:`~eval.play.MatchSpec`,
+:class:`AgentJob`; on Ray also the contents of policy files) -- never as pickled live agents: each
 worker builds the agents it needs from their names. Pairing ``k`` (in the order of
 :func:`pairings`) draws its streams from ``SeedSequence(seed, spawn_key=(k,))``, so the results do
-not depend on how many workers play them, or in what order they finish.
-
-Workers are started with the ``forkserver`` method (``spawn`` where there is none): a fresh
-interpreter that imports the toolkits once, never a fork of a process holding live threads.
+not depend on how many workers play them, on which executor, or in what order they finish.
 """
 
 from __future__ import annotations
@@ -17,26 +15,16 @@ import contextlib
 import csv
 import io
 import json
-import multiprocessing
-import os
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from adapters.errors import InputError
+from cfr_agents.jobs import Executor, RayExecutor
+from cfr_agents.policy import FORMAT as POLICY_FORMAT
+from eval.opponents import is_file_name
 from eval.play import Agents, AgentScore, MatchReport, MatchSpec, check_hands, game_tree, play_match
-
-T = TypeVar("T")
-R = TypeVar("R")
-
-
-def default_workers() -> int:
-    """The number of cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return os.cpu_count() or 1
 
 
 @dataclass(frozen=True)
@@ -45,6 +33,8 @@ class AgentJob:
 
     game_id: str
     name: str
+    files: Mapping[str, str] = field(default_factory=dict)
+    """As :attr:`eval.play.MatchSpec.files`."""
 
 
 @dataclass(frozen=True)
@@ -117,19 +107,22 @@ def run_tournament(
     agents: Sequence[str],
     hands: int,
     seed: int,
-    workers: int,
+    executor: Executor,
     on_done: Callable[[str], None] | None = None,
 ) -> TournamentResult:
-    """Play the round robin on ``workers`` processes (``1``: in this process)."""
+    """Play the round robin on ``executor`` (local processes or Ray).
+
+    On Ray, a policy file travels as its contents, so a worker on another machine needs no shared disk.
+    """
     check_hands(hands)
-    if workers < 1:
-        raise InputError(f"--workers must be at least 1, got {workers}")
     check_agents(game_id, agents)
     tree = game_tree(game_id)
+    files = policy_contents(agents) if isinstance(executor, RayExecutor) else {}
     specs = [
-        MatchSpec(game_id, pair, hands, seed, spawn_key=(index,)) for index, pair in enumerate(pairings(agents))
+        MatchSpec(game_id, pair, hands, seed, spawn_key=(index,), files=files)
+        for index, pair in enumerate(pairings(agents))
     ]
-    jobs: list[AgentJob] = [AgentJob(game_id, name) for name in agents]
+    jobs: list[AgentJob] = [AgentJob(game_id, name, files) for name in agents]
     work: list[MatchSpec | AgentJob] = [*specs, *jobs]
     report: Callable[[MatchSpec | AgentJob], None] | None = None
     if on_done is not None:
@@ -138,55 +131,26 @@ def run_tournament(
         def report(job: MatchSpec | AgentJob) -> None:
             done(label(job))
 
-    results: list[MatchReport | AgentScore] = run_jobs(work, workers, report, run_job)
+    results: list[MatchReport | AgentScore] = executor.map(run_job, work, report)
     matches = tuple(r for r in results if isinstance(r, MatchReport))
     scores = tuple(r for r in results if isinstance(r, AgentScore))
     return TournamentResult(game_id, tree.units, tuple(agents), hands, seed, matches, scores)
 
 
-def run_jobs(
-    work: Sequence[T],
-    workers: int,
-    on_done: Callable[[T], None] | None = None,
-    function: Callable[[T], R] | None = None,
-) -> list[R]:
-    """``function(job)`` for each job (default :func:`run_job`), in the order of ``work`` whatever
-    order the workers finish in; on ``workers`` processes, or in this process when ``workers`` is 1.
-    ``function`` must be importable by name (a module-level function) and the jobs plain data."""
-    call: Callable[[T], R] = function or run_job  # type: ignore[assignment]
-    if workers == 1 or len(work) <= 1:
-        results: list[R] = []
-        with one_thread():
-            for job in work:
-                results.append(call(job))
-                if on_done:
-                    on_done(job)
-        return results
-    context = _context()
-    with ProcessPoolExecutor(max_workers=min(workers, len(work)), mp_context=context, initializer=_init_worker) as pool:
-        futures: list[Future[R]] = [pool.submit(call, job) for job in work]
-        try:
-            for job, future in zip(work, futures, strict=True):
-                future.result()
-                if on_done:
-                    on_done(job)
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
-        return [future.result() for future in futures]
+def policy_contents(agents: Sequence[str]) -> dict[str, str]:
+    """The text of each agent that is a policy file, by name (model files stay paths)."""
+    contents = {}
+    for name in agents:
+        if is_file_name(name):
+            text = Path(name).read_text(encoding="utf-8")
+            with contextlib.suppress(json.JSONDecodeError):
+                if json.loads(text).get("format") == POLICY_FORMAT:
+                    contents[name] = text
+    return contents
 
 
 def label(job: MatchSpec | AgentJob) -> str:
     return f"{job.agents[0]} vs {job.agents[1]}" if isinstance(job, MatchSpec) else f"exploitability of {job.name}"
-
-
-def _context() -> multiprocessing.context.BaseContext:
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["eval.tournament"])
-        return context
-    return multiprocessing.get_context("spawn")  # pragma: no cover - platforms without forkserver
 
 
 _AGENTS: Agents | None = None
@@ -198,15 +162,6 @@ def _worker_agents() -> Agents:
     if _AGENTS is None:
         _AGENTS = Agents()
     return _AGENTS
-
-
-def _init_worker() -> None:
-    """One thread per worker process (torch's NFSP networks included): the workers are the parallelism."""
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    with contextlib.suppress(ImportError):
-        import torch
-
-        torch.set_num_threads(1)
 
 
 @contextlib.contextmanager
@@ -226,9 +181,10 @@ def one_thread() -> Iterator[None]:
 
 
 def run_job(job: MatchSpec | AgentJob) -> MatchReport | AgentScore:
-    """Play or score one job from its spec (in a worker, or in this process)."""
+    """Play or score one job from its spec (in a worker, or in this process), on one thread."""
     agents = _worker_agents()
-    with _quiet():
+    agents.provide(job.files)
+    with _quiet(), one_thread():
         if isinstance(job, MatchSpec):
             return play_match(job, agents)
         return agents.score(job.name, job.game_id)
@@ -313,10 +269,8 @@ __all__ = [
     "TournamentResult",
     "check_agents",
     "csv_text",
-    "default_workers",
     "json_text",
     "markdown",
     "pairings",
-    "run_jobs",
     "run_tournament",
 ]

@@ -46,9 +46,10 @@ from adapters.errors import InputError
 from cfr_agents import make_solver
 from cfr_agents.cli.common import non_negative_int, one_line, positive_int
 from cfr_agents.files import check_outputs, write_atomic
+from cfr_agents.jobs import LocalPool, default_workers
 from eval import exploitability
 from eval.play import Agents, MatchReport, MatchSpec, check_hands, game_tree
-from eval.tournament import default_workers, run_job, run_jobs
+from eval.tournament import run_job
 
 GAME = "rlcard:leduc-holdem"
 SYSTEMS: dict[str, tuple[str, str]] = {
@@ -265,7 +266,7 @@ def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="solving-leduc-") as directory:
         jobs = [TrainJob(system, i, args.iterations, args.every, args.seed, directory)
                 for i, system in enumerate(args.systems)]  # fmt: skip
-        trained = run_jobs(jobs, workers, lambda job: print(f"trained {job.system}", file=sys.stderr), train)
+        trained = LocalPool(workers).map(train, jobs, lambda job: print(f"trained {job.system}", file=sys.stderr))
         checkpoints = [c for runs in trained for c in runs]
         print(f"training and exact exploitability: {time.perf_counter() - started:.1f} s", file=sys.stderr)
         specs = [
@@ -280,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
             if done[0] % max(1, len(specs) // 10) == 0 or done[0] == len(specs):
                 print(f"matches: {done[0]}/{len(specs)} ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
 
-        played = run_jobs(specs, workers, progress, play)
+        played = LocalPool(workers).map(play, specs, progress)
     matches = [report for report, _ in played]
     elapsed = time.perf_counter() - started
     cpu = sum(cpu for _, cpu in played) + sum(runs[-1].cpu_seconds for runs in trained)

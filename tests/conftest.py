@@ -6,6 +6,8 @@ every run. ``make test-slow`` passes ``--hypothesis-profile=slow``: many more, f
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -21,3 +23,12 @@ settings.load_profile("bounded")
 @pytest.fixture(params=GAME_IDS)
 def game_id(request: pytest.FixtureRequest) -> str:
     return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def local_ray() -> Iterator[None]:
+    """A real local Ray runtime, started once for the tests that need it; skipped without Ray."""
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'cfr-agents[ray]')")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()

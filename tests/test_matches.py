@@ -121,6 +121,19 @@ def test_tournament_outputs_and_workers_give_identical_results(
     assert (one / "heatmap.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_a_tournament_on_ray_equals_one_on_local_workers(
+    local_ray: None, policies: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The policy file travels to the Ray workers as its contents; the results are byte for byte the same."""
+    agents = [str(policies["rlcard:leduc-holdem"]), "random", "rlcard-rule-v1"]
+    assert run_cli(tournament(tmp_path / "local", 2, agents), capsys)[0] == 0
+    on_ray = tournament(tmp_path / "ray", 2, agents)
+    on_ray[on_ray.index("--workers") : on_ray.index("--workers") + 2] = ["--ray"]
+    assert run_cli(on_ray, capsys)[0] == 0
+    for name in ("results.json", "results.csv", "results.md"):
+        assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "ray" / name).read_bytes(), name
+
+
 def test_a_pairing_does_not_depend_on_the_others(policies: dict[str, Path], tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     """Pairing k's seeds come from (seed, k): the same first pairing whatever agents follow."""

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -110,14 +109,6 @@ def test_ray_missing_is_refused_with_the_extra_to_install(
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
     assert main([*KUHN_SWEEP, "--ray", "--out", str(tmp_path / "out")]) == 2
     assert "pip install 'cfr-agents[ray]'" in capsys.readouterr().err
-
-
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'cfr-agents[ray]')")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def test_ray_gives_the_same_results_as_local_workers(

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from cfr_agents.console import EXIT_INTERRUPTED as EXIT_INTERRUPTED  # every exit status in one place
 
@@ -106,3 +106,10 @@ def deferred_interrupt() -> Iterator[_Interrupt]:
         yield state
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def add_executor_options(command: Any) -> None:
+    """``--workers K`` and ``--ray [HOST:PORT]`` (see :func:`cfr_agents.jobs.executor`)."""
+    command.add_argument("--workers", type=positive_int, help="local worker processes (default: the number of cores)")
+    command.add_argument("--ray", nargs="?", const="", metavar="HOST:PORT",
+                         help="run on Ray: a local runtime, or the cluster at HOST:PORT (extra 'ray')")  # fmt: skip

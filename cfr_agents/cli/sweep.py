@@ -14,11 +14,11 @@ from typing import Any
 from tqdm import tqdm
 
 from adapters.errors import InputError
-from cfr_agents.cli.common import positive_float, positive_int
+from cfr_agents.cli.common import add_executor_options, positive_float, positive_int
 from cfr_agents.files import write_atomic
-from cfr_agents.jobs import Job, executor
+from cfr_agents.jobs import executor
 from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES
-from eval.sweep import Configuration, Spread, Stop, Summary, best, jobs, parse_grid, parse_seeds, summarise
+from eval.sweep import Configuration, Spread, Stop, Summary, best, jobs, parse_grid, parse_seeds, summarise, train_job
 
 
 def register(commands: Any) -> None:
@@ -35,9 +35,7 @@ def register(commands: Any) -> None:
     command.add_argument("--checkpoint-every", type=positive_float, default=30.0, metavar="SECONDS",
                          help="seconds between a job's checkpoints (default 30)")  # fmt: skip
     command.add_argument("--out", required=True, metavar="DIR", help="directory for results and job checkpoints")
-    command.add_argument("--workers", type=positive_int, help="local processes (default: the number of cores)")
-    command.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
-                         help="run the jobs on Ray: a local runtime, or the cluster at HOST:PORT")  # fmt: skip
+    add_executor_options(command)
     command.add_argument("--json", action="store_true", help="print the results as one JSON object")
     command.set_defaults(run=run)
 
@@ -54,18 +52,15 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"cannot write {args.out!r}: directory {str(out.parent)!r} does not exist")
     stop = Stop(args.iterations, args.target_nash_conv, args.time_limit)
     work = jobs(out, args.game, args.algo, args.sampling, configurations, seeds, stop, args.checkpoint_every)
-    pool = executor(args.workers, args.ray or None, args.ray is not None)
+    pool = executor(args.workers, args.ray)
     out.mkdir(exist_ok=True)
     with tqdm(total=len(work), unit="job", file=sys.stderr, disable=None if not args.json else True) as bar:
-
-        def finished(job: Job, result: Any) -> None:
-            bar.update(1)
-
-        results = pool.run(work, finished)
+        finished = pool.map(train_job, work, lambda spec: bar.update(1))
+    results = {spec["key"]: result for spec, result in zip(work, finished, strict=True)}
     summaries = summarise(configurations, seeds, results)
     winner = best(summaries)
     report = {
-        "game": work[0].arguments["game_id"],
+        "game": work[0]["game_id"],
         "algo": args.algo,
         "sampling": args.sampling,
         "grid": args.grid,
@@ -75,10 +70,10 @@ def run(args: argparse.Namespace) -> int:
         "executor": "ray" if args.ray is not None else "local",
         "summary": [asdict(summary) for summary in summaries],
         "best": winner.configuration,
-        "jobs": {job.key: {**results[job.key], "configuration": _name(job, configurations)} for job in work},
+        "jobs": {spec["key"]: {**results[spec["key"]], "configuration": spec["configuration"]} for spec in work},
     }
     write_atomic(out / "results.json", json.dumps(report, indent=1) + "\n")
-    write_atomic(out / "results.csv", _csv(work, results, configurations))
+    write_atomic(out / "results.csv", _csv(work, results))
     table = _markdown(report, summaries)
     write_atomic(out / "results.md", table)
     plotted = _plot(out / "nash_conv_vs_time.png", work, results, configurations)
@@ -90,18 +85,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _name(job: Job, configurations: list[Configuration]) -> str:
-    return next(c.name for c in configurations if job.key.startswith(f"{c.name}-seed"))
-
-
-def _csv(work: list[Job], results: dict[str, Any], configurations: list[Configuration]) -> str:
+def _csv(work: list[dict[str, Any]], results: dict[str, Any]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["configuration", "seed", "iterations", "solve_seconds", "nash_conv", "stopped_by",
                      "target_iterations", "target_seconds"])  # fmt: skip
-    for job in work:
-        result = results[job.key]
-        writer.writerow([_name(job, configurations), job.arguments["seed"], result["iterations"],
+    for spec in work:
+        result = results[spec["key"]]
+        writer.writerow([spec["configuration"], spec["seed"], result["iterations"],
                          f"{result['solve_seconds']:.6f}", repr(result["nash_conv"]), result["stopped_by"],
                          result["target_iterations"], result["target_seconds"]])  # fmt: skip
     return buffer.getvalue()
@@ -132,7 +123,7 @@ def _markdown(report: dict[str, Any], summaries: list[Summary]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _plot(path: Path, work: list[Job], results: dict[str, Any], configurations: list[Configuration]) -> bool:
+def _plot(path: Path, work: list[dict[str, Any]], results: dict[str, Any], configurations: list[Configuration]) -> bool:
     """NashConv against solve time, one colour per configuration, one line per seed; False without matplotlib."""
     try:
         import matplotlib
@@ -144,9 +135,9 @@ def _plot(path: Path, work: list[Job], results: dict[str, Any], configurations: 
     figure, axes = plt.subplots(figsize=(7, 4.5))
     colours = {c.name: f"C{i % 10}" for i, c in enumerate(configurations)}
     labelled: set[str] = set()
-    for job in work:
-        name = _name(job, configurations)
-        curve = [point for point in results[job.key]["curve"] if point[1] > 0 and point[2] > 0]
+    for spec in work:
+        name = spec["configuration"]
+        curve = [point for point in results[spec["key"]]["curve"] if point[1] > 0 and point[2] > 0]
         axes.plot([p[1] for p in curve], [p[2] for p in curve], color=colours[name], alpha=0.8, linewidth=1,
                   label=None if name in labelled else name)  # fmt: skip
         labelled.add(name)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.errors import InputError
-from cfr_agents.cli.common import non_negative_int, positive_int
+from cfr_agents.cli.common import add_executor_options, non_negative_int
 
 OUTPUTS = ("results.json", "results.csv", "results.md", "heatmap.png")
 
@@ -21,7 +21,7 @@ def register(commands: Any) -> None:
     command.add_argument("--game", required=True, help="the game every agent plays")
     command.add_argument("--hands", type=int, required=True, help="hands per match: an even number, at least 4")
     command.add_argument("--out", required=True, metavar="DIR", help="directory for " + ", ".join(OUTPUTS))
-    command.add_argument("--workers", type=positive_int, help="local worker processes (default: the number of cores)")
+    add_executor_options(command)
     command.add_argument("--seed", type=non_negative_int, default=0, help="seed of every match (default 0)")
     command.add_argument("--quiet", action="store_true", help="print only the table")
     command.set_defaults(run=run)
@@ -44,20 +44,21 @@ def output_dir(out: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cfr_agents.jobs import executor
     from eval.play import check_hands
-    from eval.tournament import check_agents, csv_text, default_workers, json_text, markdown, run_tournament
+    from eval.tournament import check_agents, csv_text, json_text, markdown, run_tournament
 
     check_hands(args.hands)
     check_agents(args.game, args.agents)
     plotting = _plotting()
     out = output_dir(args.out)
-    workers = args.workers or default_workers()
+    pool = executor(args.workers, args.ray)
 
     def done(label: str) -> None:
         if not args.quiet:
             print(f"  done: {label}", file=sys.stderr, flush=True)
 
-    result = run_tournament(args.game, args.agents, args.hands, args.seed, workers, done)
+    result = run_tournament(args.game, args.agents, args.hands, args.seed, pool, done)
     from cfr_agents.files import write_atomic
 
     table = markdown(result)
