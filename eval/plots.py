@@ -155,6 +155,8 @@ def plot_curves(paths: Sequence[str | Path], out: str | Path) -> list[Curve]:
 
 # --- a strategy along one betting line -----------------------------------------------------------
 
+LINE_GAMES = ("rlcard:leduc-holdem", "rlcard:kuhn-poker", "openspiel:kuhn_poker")
+"""The games whose betting lines ``plot strategy`` reads."""
 _SUITS = {"♠": "S", "♥": "H", "♦": "D", "♣": "C", "s": "S", "h": "H", "d": "D", "c": "C"}
 _RANKS = {"J", "Q", "K", "A", "T", "2", "3", "4", "5", "6", "7", "8", "9"}
 
@@ -188,7 +190,9 @@ class LineStrategy:
 
 def line_strategy(policy: Policy, line: str, seat: int | None = None) -> LineStrategy:
     """``policy``'s probabilities at the end of ``line`` for every private card (see the module docstring)."""
-    tokens = [token for token in line.split(":")]
+    if policy.game_id not in LINE_GAMES:
+        raise InputError(f"plot strategy draws {', '.join(LINE_GAMES)}; {policy.game_id} is not supported yet")
+    tokens = line.split(":")
     if not line or any(not token.strip() for token in tokens):
         raise InputError(f"--line {line!r}: give action names and public cards joined by ':', e.g. call:raise:call:SK")
     game = policy.game()

@@ -29,11 +29,9 @@ def run(args: argparse.Namespace) -> int:
 
     check_hands(args.hands)
     agents = Agents()
-    first = agents.opponent(args.agent_a, args.game) if args.game else None
     game_id = args.game or _game_of(args.agent_a, args.agent_b)
-    if first is None:
-        agents.opponent(args.agent_a, game_id)
-    agents.opponent(args.agent_b, game_id)
+    for name in (args.agent_a, args.agent_b):
+        agents.opponent(name, game_id)
     spec = MatchSpec(game_id, (args.agent_a, args.agent_b), args.hands, args.seed)
     show = not (args.quiet or args.json) and sys.stderr.isatty()
     report = play_match(spec, agents, show_progress=show)
