@@ -210,6 +210,12 @@ class Convergence:
         return within[-1] if within else None
 
 
+def _aimed_iterations(seconds: float, solve: float, done: int) -> int:
+    """Iterations toward a checkpoint at ``seconds`` of solve time: half the remaining time at the rate
+    so far, so the gap halves step by step and only a rate that halves within a step can overshoot it."""
+    return max(1, round((seconds - solve) / 2 * done / solve))
+
+
 def measure_convergence(
     entry: Contender,
     tree: CompiledTree,
@@ -223,7 +229,8 @@ def measure_convergence(
     """Run one fresh solver until NashConv <= ``stop_nash_conv`` or ``budget`` solve seconds.
 
     Checkpoints fall at ``round(10 ** (k / per_decade))`` iterations and, for each of
-    ``report_seconds``, at the iteration count that the rate so far says reaches that solve time.
+    ``report_seconds``, at iteration counts that close in on that solve time until one is within
+    :data:`AIM_TOLERANCE` of it.
     """
     runner = entry.make()
     points: list[CurvePoint] = []
@@ -234,7 +241,7 @@ def measure_convergence(
     while True:
         target = mark
         if pending and done:
-            target = min(target, done + max(1, round((pending[0] - solve) * done / solve)))
+            target = min(target, done + _aimed_iterations(pending[0], solve, done))
         solve += timed_step(runner, target - done)
         done = target
         while mark <= done:
