@@ -1,0 +1,211 @@
+"""Presentation shared by the benchmark families: tables, machine facts, ``results.md``, ``curves.csv``, plots.
+
+Every file is written atomically (a temporary file, then a rename).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import os
+import platform
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+
+from benchmarks.measure import Convergence, ReferenceCheck
+from cfr_agents.files import replacing, write_atomic
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    notes: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        widths = [max(len(cell) for cell in column) for column in zip(self.headers, *self.rows, strict=True)]
+
+        def line(cells: Sequence[str]) -> str:
+            return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip()
+
+        body = [line(self.headers), line(["-" * width for width in widths]), *(line(row) for row in self.rows)]
+        return "\n".join([f"== {self.title}", *body, *self.notes]) + "\n"
+
+    def markdown(self) -> str:
+        def line(cells: Sequence[str]) -> str:
+            return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+        body = [line(self.headers), line(["---"] * len(self.headers)), *(line(row) for row in self.rows)]
+        notes = ["", *self.notes] if self.notes else []
+        return "\n".join([f"## {self.title}", "", *body, *notes]) + "\n"
+
+
+@dataclass(frozen=True)
+class Section:
+    """One family's contribution to the report: its method notes and tables."""
+
+    name: str
+    method: tuple[str, ...]
+    tables: tuple[Table, ...]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A game's NashConv-against-time plot: ``nash_conv_vs_time_<game>.png``."""
+
+    game: str
+    title: str
+    units: str
+    thresholds: tuple[float, ...] = ()
+    """NashConv levels drawn as horizontal lines."""
+
+
+@dataclass(frozen=True)
+class FamilyResult:
+    """What a family hands the entry point: its report section, its curves, their plots, notes for the header."""
+
+    section: Section
+    runs: tuple[Convergence, ...]
+    figures: tuple[Figure, ...]
+    notes: tuple[str, ...] = ()
+
+
+def ms(value: float) -> str:
+    return f"{value:.3f}" if value < 10 else f"{value:.1f}"
+
+
+def verdict(passed: bool) -> str:
+    return "PASS" if passed else "FAIL"
+
+
+def check_cell(check: ReferenceCheck) -> str:
+    return f"{'ok' if check.agrees else 'MISMATCH'} ({check.difference:.0e})"
+
+
+def cross_check_table(runs: Sequence[Convergence], tolerance: float, notes: tuple[str, ...]) -> Table:
+    rows = []
+    for run in runs:
+        check = run.check
+        rows.append(
+            (
+                f"{run.game} {run.solver}" + (f" seed {run.seed}" if run.seed else ""),
+                f"{check.ours:.12e}",
+                f"{check.reference:.12e}",
+                f"{check.difference:.1e}",
+                "-" if check.native is None else f"{check.native:.12e} ({abs(check.native - check.ours):.1e})",
+                "-" if check.conversion_gap is None else f"{check.conversion_gap:.1e}",
+                "ok" if check.agrees else "MISMATCH",
+            )
+        )
+    return Table(
+        f"Cross-check of the final average policies (tolerance {tolerance:g})",
+        ("run", "our NashConv", "OpenSpiel NashConv", "|diff|", "LiteEFG own (|diff|)", "read-out gap", "verdict"),
+        tuple(rows),
+        notes,
+    )
+
+
+def progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def load_average() -> str:
+    return ", ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def machine_facts() -> dict[str, str]:
+    model = "unknown"
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+        model = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")), model)
+    versions = {}
+    for distribution in ("open_spiel", "liteefg", "numpy", "numba", "cfr-agents"):
+        try:
+            versions[distribution] = metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            versions[distribution] = "not installed"
+    return {
+        "CPU": model,
+        "cores": str(os.cpu_count()),
+        "load average at start (1, 5, 15 min)": load_average(),
+        "Python": platform.python_version(),
+        **{f"{name} version": version for name, version in versions.items()},
+    }
+
+
+def markdown_report(command: str, facts: Mapping[str, str], notes: Sequence[str], sections: Sequence[Section]) -> str:
+    lines = ["# Solver benchmark", "", f"- Date: {now()}", f"- Command: `{command}`"]
+    lines += [f"- {name}: {value}" for name, value in facts.items()]
+    lines += [f"- {note}" for note in notes]
+    for section in sections:
+        lines += ["", f"# {section.name}", "", "Method:", "", *(f"- {item}" for item in section.method), ""]
+        lines += [table.markdown() for table in section.tables]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def write_curves(path: Path, runs: Sequence[Convergence]) -> None:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(("solver", "game", "seed", "iteration", "seconds", "nash_conv"))
+    for run in runs:
+        for point in run.points:
+            writer.writerow(
+                (run.solver, run.game, run.seed, point.iteration, f"{point.seconds:.6f}", f"{point.nash_conv:.9e}")
+            )
+    write_atomic(path, buffer.getvalue())
+
+
+_ALGORITHM_COLOURS = {"cfr": "C0", "cfr+": "C1", "lcfr": "C2", "dcfr": "C3", "pcfr+": "C4"}
+_SCHEME_COLOURS = {"chance": "C5", "external": "C9", "outcome": "C6", "pure": "C8"}
+_FULL_TREE_STYLES = {"ours": "-", "openspiel-cpp": "--", "liteefg": ":"}
+_SAMPLED_STYLES = {"cfr": "-", "cfr+": "--", "lcfr": "-.", "dcfr": ":"}
+_MARKERS = {"openspiel-cpp": "x", "openspiel-python": "+"}
+
+
+def _style(run: Convergence) -> dict[str, object]:
+    """Full-tree runs: thick, coloured by algorithm, styled by implementation. Sampled runs: thin,
+    coloured by scheme; ours styled by algorithm, OpenSpiel's marked by implementation."""
+    if run.sampling == "none":
+        return {"color": _ALGORITHM_COLOURS[run.algorithm], "linestyle": _FULL_TREE_STYLES[run.family], "linewidth": 2}
+    style: dict[str, object] = {"color": _SCHEME_COLOURS[run.sampling], "linewidth": 1.1}
+    if run.family == "ours":
+        return {**style, "linestyle": _SAMPLED_STYLES[run.algorithm]}
+    return {**style, "linestyle": "-", "marker": _MARKERS[run.family], "markevery": 0.08, "markersize": 6}
+
+
+def write_plot(path: Path, title: str, units: str, runs: Sequence[Convergence], thresholds: Sequence[float]) -> None:
+    """Log-log NashConv against solve seconds, one line per run (see :func:`_style`)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(11, 7))
+    for run in runs:
+        seconds = [point.seconds for point in run.points]
+        values = [max(point.nash_conv, 1e-12) for point in run.points]
+        axes.plot(seconds, values, label=run.label, **_style(run))  # type: ignore[arg-type]
+    for threshold in thresholds:
+        axes.axhline(threshold, color="grey", linewidth=0.8, alpha=0.6)
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("solve time (s), evaluation excluded")
+    axes.set_ylabel(f"NashConv of the average strategy ({units})")
+    axes.set_title(title)
+    axes.grid(True, which="both", alpha=0.25)
+    axes.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    figure.tight_layout()
+    try:
+        with replacing(path) as temporary:
+            figure.savefig(temporary, format="png", dpi=110)
+    finally:
+        plt.close(figure)

@@ -1,0 +1,79 @@
+"""The benchmark's pieces, and a quick run of the sampling family on Kuhn, so the benchmark cannot rot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyspiel
+import pytest
+
+from benchmarks import sampling, solvers
+from benchmarks.measure import Convergence, ReferenceCheck
+from cfr_agents.training import CurvePoint
+from tests.support import tree
+
+
+def convergence(seed: int, points: list[tuple[float, float]]) -> Convergence:
+    curve = tuple(CurvePoint(10 * (k + 1), seconds, value) for k, (seconds, value) in enumerate(points))
+    check = ReferenceCheck(points[-1][1], points[-1][1], "test")
+    return Convergence("external cfr", "x", "ours", "cfr", "external", seed, "kuhn", 1.0, curve, check)
+
+
+def test_nash_conv_at_a_time_is_the_last_checkpoint_within_it_and_medians_over_seeds() -> None:
+    run = convergence(0, [(0.1, 0.5), (0.499, 0.2), (1.004, 0.1), (1.2, 0.05)])
+    assert run.at(0.05) is None
+    assert run.at(0.5) == run.points[1]
+    assert run.at(1.0) == run.points[2]  # 1.004 s is within the 1% tolerance of 1 s
+    runs = sampling.SolverRuns("external cfr", (run, convergence(1, [(0.5, 0.4)]), convergence(2, [(0.5, 0.3)])))
+    assert runs.median_at(0.5) == 0.3
+    assert runs.cell(0.5) == "3.00e-01 (median of 3)"
+    assert runs.median_at(0.01) is None
+
+
+def test_one_state_per_infoset() -> None:
+    t = tree("openspiel:kuhn_poker")
+    states = sampling.infoset_states(t, pyspiel.load_game("kuhn_poker"))
+    assert [row for row, _ in states] == list(range(t.num_infosets))
+    assert all(t.index[state.information_state_string()] == row for row, state in states)
+
+
+def test_compile_time_is_printed_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    sampling.print_compile_time("outcome")
+    seconds = json.loads(capsys.readouterr().out)
+    assert seconds["wall"] > 0 and seconds["cpu"] > 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--families", "nope"], "--families takes"),
+        (["--games", "chess"], "--games takes"),
+        (["--families", "full-tree", "--games", "liars-dice"], "--games takes"),
+        (["--games", "liars-dice"], "gives family full-tree nothing to run"),
+        (["--budget", "0"], "--budget must be"),
+        (["--seeds", "0"], "--seeds must be"),
+    ],
+)
+def test_bad_options_are_one_line_and_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        solvers.parse_options(argv)
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and message in error
+
+
+def test_quick_sampling_run_on_kuhn(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--families", "sampling", "--games", "kuhn", "--quick", "--budget", "0.12", "--seeds", "2"]
+    assert solvers.main([*argv, "--no-compile-timing", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    expected = ("openspiel:kuhn_poker: MCCFR speed", "Targets and ratios on openspiel:kuhn_poker", "best sampled",
+                "openspiel-cpp:external", "openspiel-python:outcome", "dcfr full tree")  # fmt: skip
+    assert all(text in printed for text in expected)
+    assert "MISMATCH" not in printed
+    report = (tmp_path / "results.md").read_text()
+    assert "# Monte Carlo CFR" in report and "load average at the end" in report
+    curves = (tmp_path / "curves.csv").read_text().splitlines()
+    assert curves[0] == "solver,game,seed,iteration,seconds,nash_conv"
+    assert any(line.startswith("openspiel-cpp:external,kuhn,1,") for line in curves)
+    assert (tmp_path / "nash_conv_vs_time_kuhn.png").stat().st_size > 10_000
