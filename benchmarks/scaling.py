@@ -1,19 +1,24 @@
-"""Scale-out yardstick: the same sweep with ``--workers 1``, ``--workers 2`` and a local ``--ray``.
+"""Scale-out yardstick: the same work with ``--workers 1``, ``--workers 2`` and a local ``--ray``.
 
-Each run is a fresh ``cfr-agents sweep`` process timed wall clock to wall clock (start-up, process
-pools or the Ray runtime included); the runs do the same work and must give the same results (all
-but timings). Prints the speed-up of two workers over one (target >= 1.7x) and the overhead of local
-Ray over two workers (target <= 20% on work of a minute or more), and writes
+    .venv/bin/python benchmarks/scaling.py [--hands 20000] [--jobs 8] [--iterations 20000000]
+
+Two workloads, each run as a fresh ``cfr-agents`` process per executor and timed wall clock to wall
+clock (imports, process pools or the Ray runtime included), each required to give the same results
+whatever the executor:
+
+* a 6-agent round robin on RLCard Leduc (``cfr-agents tournament``; 15 duplicate matches and 6 exact
+  exploitabilities);
+* a sweep of ``--jobs`` external-sampling runs on OpenSpiel Leduc (``cfr-agents sweep``).
+
+Targets (issue 12): ``--workers 2`` at least 1.7x faster than ``--workers 1`` on the tournament; local
+``--ray`` at most 20% slower than ``--workers 2`` on work that takes a minute or more. Writes
 ``benchmarks/results/scaling.md``.
-
-    .venv/bin/python benchmarks/scaling.py [--jobs 8] [--iterations 20000000]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -21,72 +26,120 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the repository root
+
+from benchmarks.report import Table, load_average, now, verdict
+from cfr_agents.files import write_atomic
+
 RESULTS = Path(__file__).resolve().parent / "results"
+EXECUTORS = (("--workers 1", ["--workers", "1"]), ("--workers 2", ["--workers", "2"]), ("--ray (local)", ["--ray"]))
+TOURNAMENT_AGENTS = ("random", "rlcard-rule-v1", "rlcard-rule-v2", "rlcard-pretrained-cfr")
 
 
 @dataclass(frozen=True)
 class Timed:
-    name: str
+    executor: str
     seconds: float
-    deterministic: str
+    results: str
+    """What must not depend on the executor, serialised."""
 
 
-def sweep(name: str, extra: list[str], jobs: int, iterations: int, out: Path) -> Timed:
-    command = [sys.executable, "-m", "cfr_agents", "sweep", "--game", "openspiel:leduc_poker", "--algo", "cfr",
-               "--sampling", "external", "--grid", "averaging=simple", "--seeds", f"0-{jobs - 1}",
-               "--iterations", str(iterations), "--checkpoint-every", "30", "--out", str(out / name), "--json",
-               *extra]  # fmt: skip
+def timed(command: list[str]) -> tuple[float, str]:
     started = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True, check=True)
+    result = subprocess.run([sys.executable, "-m", "cfr_agents", *command], capture_output=True, text=True)
     seconds = time.perf_counter() - started
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    if result.returncode != 0:
+        raise SystemExit(f"scaling: {' '.join(command[:2])} failed: {result.stderr.strip().splitlines()[-1:]}")
+    return seconds, result.stdout
+
+
+def tournament(directory: Path, name: str, extra: list[str], hands: int, policies: list[str]) -> Timed:
+    out = directory / f"tournament-{len(name)}-{name.split()[0].strip('-')}"
+    seconds, _ = timed(["tournament", "--game", "rlcard:leduc-holdem", *policies, *TOURNAMENT_AGENTS,
+                        "--hands", str(hands), "--seed", "0", "--out", str(out), "--quiet", *extra])  # fmt: skip
+    return Timed(name, seconds, (out / "results.json").read_text())
+
+
+def sweep(directory: Path, name: str, extra: list[str], jobs: int, iterations: int) -> Timed:
+    out = directory / f"sweep-{len(name)}-{name.split()[0].strip('-')}"
+    seconds, stdout = timed(["sweep", "--game", "openspiel:leduc_poker", "--algo", "cfr", "--sampling", "external",
+                             "--grid", "averaging=simple", "--seeds", f"0-{jobs - 1}", "--iterations",
+                             str(iterations), "--out", str(out), "--json", *extra])  # fmt: skip
+    report = json.loads(stdout.strip().splitlines()[-1])
     kept = {key: (job["iterations"], job["nash_conv"]) for key, job in report["jobs"].items()}
     return Timed(name, seconds, json.dumps(kept, sort_keys=True))
 
 
-def _verdict(passed: bool) -> str:
-    return "pass" if passed else "FAIL"
+def policies(directory: Path) -> list[str]:
+    """Two of our policies for the round robin: DCFR and external-sampling MCCFR on RLCard Leduc."""
+    files = []
+    for algo, sampling, iterations in (("dcfr", "none", "2000"), ("cfr", "external", "2000000")):
+        path = directory / f"{algo}-{sampling}.json"
+        timed(["train", "--game", "rlcard:leduc-holdem", "--algo", algo, "--sampling", sampling,
+               "--iterations", iterations, "--out", str(path), "--quiet"])  # fmt: skip
+        files.append(str(path))
+    return files
+
+
+def table(title: str, runs: list[Timed], work: str) -> tuple[Table, float, float]:
+    one, two, ray = runs
+    speedup = one.seconds / two.seconds
+    overhead = ray.seconds / two.seconds - 1
+    same = len({run.results for run in runs}) == 1
+    rows = tuple((run.executor, f"{run.seconds:.1f}") for run in runs)
+    notes = (
+        f"Work: {work}.",
+        f"Identical results across the three executors: {'yes' if same else 'NO'}.",
+        f"--workers 2 over --workers 1: {speedup:.2f}x; local --ray over --workers 2: {overhead:+.1%}.",
+    )
+    if not same:
+        raise SystemExit(f"scaling: {title}: the executors gave different results")
+    return Table(title, ("executor", "wall seconds"), rows, notes), speedup, overhead
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=8, help="sweep jobs (seeds), default 8")
-    parser.add_argument("--iterations", type=int, default=20_000_000, help="iterations per job (default 20M)")
+    parser.add_argument("--hands", type=int, default=20_000, help="hands per tournament match (default 20,000)")
+    parser.add_argument("--jobs", type=int, default=8, help="sweep jobs (default 8)")
+    parser.add_argument("--iterations", type=int, default=20_000_000, help="iterations per sweep job (default 20M)")
+    parser.add_argument("--out", type=Path, default=RESULTS / "scaling.md", help="report file")
     args = parser.parse_args()
-    if args.jobs < 2 or args.iterations < 1:
-        parser.error("--jobs must be at least 2 and --iterations positive")
-    load = os.getloadavg()
-    with tempfile.TemporaryDirectory() as directory:
-        out = Path(directory)
-        runs = [sweep(name, extra, args.jobs, args.iterations, out)
-                for name, extra in (("workers 1", ["--workers", "1"]), ("workers 2", ["--workers", "2"]),
-                                    ("ray (local)", ["--ray"]))]  # fmt: skip
-    one, two, ray = runs
-    same = len({run.deterministic for run in runs}) == 1
-    speedup = one.seconds / two.seconds
-    overhead = ray.seconds / two.seconds - 1
-    lines = [
-        "# Scale-out: one sweep, three executors",
-        "",
-        f"- Work: {args.jobs} jobs of `--algo cfr --sampling external` on OpenSpiel Leduc, {args.iterations:,} "
-        "iterations each; wall-clock time of the whole `cfr-agents sweep` process.",
-        f"- Load average at the start: {load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f}; cores: {os.cpu_count()}",
-        f"- Identical results (iterations and NashConv of every job) across the three: {'yes' if same else 'NO'}",
-        "",
-        "| executor | seconds |",
-        "| --- | --- |",
-        *(f"| {run.name} | {run.seconds:.1f} |" for run in runs),
-        "",
-        "| target | measured | verdict |",
-        "| --- | --- | --- |",
-        f"| `--workers 2` over `--workers 1`, at least 1.7x | {speedup:.2f}x | {_verdict(speedup >= 1.7)} |",
-        f"| local `--ray` over `--workers 2`, at most 20% | {overhead:+.1%} | {_verdict(overhead <= 0.2)} |",
-    ]
-    text = "\n".join(lines) + "\n"
-    print(text, end="")
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "scaling.md").write_text(text)
-    return 0 if same else 1
+    if args.hands < 4 or args.hands % 2 or args.jobs < 2 or args.iterations < 1:
+        parser.error("--hands must be even and at least 4, --jobs at least 2, --iterations positive")
+    load = load_average()
+    with tempfile.TemporaryDirectory(prefix="bench-scaling-") as name:
+        directory = Path(name)
+        ours = policies(directory)
+        tournaments = [tournament(directory, label, extra, args.hands, ours) for label, extra in EXECUTORS]
+        sweeps = [sweep(directory, label, extra, args.jobs, args.iterations) for label, extra in EXECUTORS]
+    work = (f"a 6-agent round robin on RLCard Leduc (our DCFR and MCCFR policies, {', '.join(TOURNAMENT_AGENTS)}), "
+            f"{args.hands:,} hands per match")  # fmt: skip
+    first, speedup, tournament_overhead = table("Tournament", tournaments, work)
+    second, sweep_speedup, overhead = table(
+        "Sweep", sweeps, f"{args.jobs} external-sampling runs of {args.iterations:,} iterations on OpenSpiel Leduc"
+    )
+    long_enough = tournaments[1].seconds >= 60 or sweeps[1].seconds >= 60
+    minute_overhead = overhead if sweeps[1].seconds >= 60 else tournament_overhead
+    targets = Table(
+        "Targets",
+        ("target", "measured", "verdict"),
+        (
+            ("--workers 2 over --workers 1 on the 6-agent tournament, at least 1.7x", f"{speedup:.2f}x",
+             verdict(speedup >= 1.7)),  # fmt: skip
+            ("local --ray over --workers 2 on a minute or more of work, at most +20%", f"{minute_overhead:+.1%}",
+             verdict(minute_overhead <= 0.2 and long_enough)),  # fmt: skip
+        ),
+        (f"The sweep's --workers 2 over --workers 1: {sweep_speedup:.2f}x.",),
+    )
+    report = "\n".join([
+        "# Scale-out: one workload, three executors", "",
+        f"- Date: {now()}", "- Command: `.venv/bin/python benchmarks/scaling.py`",
+        f"- Load average at the start (1, 5, 15 min): {load}", "",
+        first.markdown(), second.markdown(), targets.markdown(),
+    ])  # fmt: skip
+    print(first.text() + second.text() + targets.text(), end="")
+    write_atomic(args.out, report)
+    return 0
 
 
 if __name__ == "__main__":
