@@ -125,9 +125,9 @@ def main() -> int:
         ("target", "measured", "verdict"),
         (
             ("--workers 2 over --workers 1 on the 6-agent tournament, at least 1.7x", f"{speedup:.2f}x",
-             verdict(speedup >= 1.7)),  # fmt: skip
+             verdict(speedup >= 1.7)),
             ("local --ray over --workers 2 on a minute or more of work, at most +20%", f"{minute_overhead:+.1%}",
-             verdict(minute_overhead <= 0.2 and long_enough)),  # fmt: skip
+             verdict(minute_overhead <= 0.2 and long_enough)),
         ),
         (f"The sweep's --workers 2 over --workers 1: {sweep_speedup:.2f}x.",),
     )
