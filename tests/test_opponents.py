@@ -14,7 +14,7 @@ from cfr_agents.cli import main
 from eval import exploitability_of_strategy, strategy_of
 from eval.opponents import FAMILIES, available, load_opponent, shipped_model
 from eval.opponents.nfsp import MissingExtraError
-from eval.opponents.provenance import read_model_file
+from eval.opponents.provenance import provenance_of
 from tests.support import game, tree
 
 SHIPPED = [("rlcard-nfsp", "rlcard:leduc-holdem"), ("openspiel-nfsp", "openspiel:leduc_poker"),
@@ -38,7 +38,9 @@ def test_opponents_command_lists_as_json(capsys: pytest.CaptureFixture[str]) -> 
 
 @pytest.mark.parametrize(("kind", "game_id"), SHIPPED)
 def test_shipped_models_reproduce_their_recorded_exploitability(kind: str, game_id: str) -> None:
-    provenance, data = read_model_file(shipped_model(kind, game(game_id)))
+    path = shipped_model(kind, game(game_id))
+    data = json.loads(path.read_text())
+    provenance = provenance_of(data, str(path))
     assert (provenance.kind, provenance.game) == (kind, game_id)
     assert provenance.training_seconds > 0 and provenance.versions["rlcard"] == "1.2.0"
     opponent = load_opponent(kind, game_id)

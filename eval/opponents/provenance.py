@@ -9,12 +9,10 @@ Every file we write for a trained opponent -- an NFSP sidecar beside its weights
 
 from __future__ import annotations
 
-import json
 import platform
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 from adapters import Game, load_game
@@ -85,18 +83,6 @@ class Provenance:
 
 def _duration(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
-
-
-def read_model_file(path: str | Path) -> tuple[Provenance, dict[str, Any]]:
-    """The provenance and the whole JSON object of a trained-opponent file."""
-    source = Path(path)
-    try:
-        data = json.loads(source.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"opponent file {str(source)!r} does not exist") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(f"cannot read opponent file {str(source)!r}: {error}") from None
-    return provenance_of(data, str(source)), data
 
 
 def provenance_of(data: object, source: str) -> Provenance:
