@@ -1,6 +1,6 @@
 """Scale-out yardstick: the same work with ``--workers 1``, ``--workers 2`` and a local ``--ray``.
 
-    .venv/bin/python benchmarks/scaling.py [--hands 20000] [--jobs 8] [--iterations 20000000]
+    .venv/bin/python benchmarks/scaling.py [--hands 80000] [--jobs 8] [--iterations 20000000]
 
 Two workloads, each run as a fresh ``cfr-agents`` process per executor and timed wall clock to wall
 clock (imports, process pools or the Ray runtime included), each required to give the same results
@@ -54,14 +54,14 @@ def timed(command: list[str]) -> tuple[float, str]:
 
 
 def tournament(directory: Path, name: str, extra: list[str], hands: int, policies: list[str]) -> Timed:
-    out = directory / f"tournament-{len(name)}-{name.split()[0].strip('-')}"
+    out = directory / f"tournament-{''.join(filter(str.isalnum, name))}"
     seconds, _ = timed(["tournament", "--game", "rlcard:leduc-holdem", *policies, *TOURNAMENT_AGENTS,
                         "--hands", str(hands), "--seed", "0", "--out", str(out), "--quiet", *extra])  # fmt: skip
     return Timed(name, seconds, (out / "results.json").read_text())
 
 
 def sweep(directory: Path, name: str, extra: list[str], jobs: int, iterations: int) -> Timed:
-    out = directory / f"sweep-{len(name)}-{name.split()[0].strip('-')}"
+    out = directory / f"sweep-{''.join(filter(str.isalnum, name))}"  # a fresh directory: no finished jobs to reuse
     seconds, stdout = timed(["sweep", "--game", "openspiel:leduc_poker", "--algo", "cfr", "--sampling", "external",
                              "--grid", "averaging=simple", "--seeds", f"0-{jobs - 1}", "--iterations",
                              str(iterations), "--out", str(out), "--json", *extra])  # fmt: skip
@@ -99,7 +99,7 @@ def table(title: str, runs: list[Timed], work: str) -> tuple[Table, float, float
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hands", type=int, default=20_000, help="hands per tournament match (default 20,000)")
+    parser.add_argument("--hands", type=int, default=80_000, help="hands per tournament match (default 80,000)")
     parser.add_argument("--jobs", type=int, default=8, help="sweep jobs (default 8)")
     parser.add_argument("--iterations", type=int, default=20_000_000, help="iterations per sweep job (default 20M)")
     parser.add_argument("--out", type=Path, default=RESULTS / "scaling.md", help="report file")
