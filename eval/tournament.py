@@ -24,6 +24,7 @@ from adapters.errors import InputError
 from cfr_agents.jobs import Executor, RayExecutor
 from cfr_agents.policy import FORMAT as POLICY_FORMAT
 from eval.opponents import is_file_name
+from eval.opponents.nfsp import one_thread
 from eval.play import Agents, AgentScore, MatchReport, MatchSpec, check_hands, game_tree, play_match
 
 
@@ -77,10 +78,6 @@ class TournamentResult:
 
 def display_names(agents: Sequence[str]) -> list[str]:
     """Short names for tables and plots: a file's stem (``out/dcfr.json`` -> ``dcfr``), unless two collide."""
-    from pathlib import Path
-
-    from eval.opponents import is_file_name
-
     short = [Path(name).stem if is_file_name(name) else name for name in agents]
     return short if len(set(short)) == len(short) else list(agents)
 
@@ -162,22 +159,6 @@ def _worker_agents() -> Agents:
     if _AGENTS is None:
         _AGENTS = Agents()
     return _AGENTS
-
-
-@contextlib.contextmanager
-def one_thread() -> Iterator[None]:
-    """torch on one thread, as in a worker, so exact values computed in-process are the same bits."""
-    try:
-        import torch
-    except ImportError:
-        yield
-        return
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def run_job(job: MatchSpec | AgentJob) -> MatchReport | AgentScore:

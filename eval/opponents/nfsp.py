@@ -83,18 +83,31 @@ def require_torch(name: str) -> ModuleType:
 
 
 @contextlib.contextmanager
-def _seeded(rng: np.random.Generator) -> Iterator[None]:
-    """Seed the global generators both libraries draw from; torch on one thread."""
-    torch = require_torch("NFSP")
-    np.random.seed(int(rng.integers(2**31)))
-    random.seed(int(rng.integers(2**31)))
-    torch.manual_seed(int(rng.integers(2**31)))
+def one_thread() -> Iterator[None]:
+    """torch on one thread within the block (nothing to do without torch): networks evaluated in a
+    worker process and in this one give the same bits, and the workers are the parallelism."""
+    try:
+        torch = importlib.import_module("torch")
+    except ImportError:
+        yield
+        return
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         yield
     finally:
         torch.set_num_threads(threads)
+
+
+@contextlib.contextmanager
+def _seeded(rng: np.random.Generator) -> Iterator[None]:
+    """Seed the global generators both libraries draw from; torch on one thread."""
+    torch = require_torch("NFSP")
+    np.random.seed(int(rng.integers(2**31)))
+    random.seed(int(rng.integers(2**31)))
+    torch.manual_seed(int(rng.integers(2**31)))
+    with one_thread():
+        yield
 
 
 @contextlib.contextmanager
