@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib
 import os
 import sys
 import time
@@ -154,8 +155,8 @@ def silenced_stdout() -> Iterator[None]:
 def import_liteefg() -> ModuleType:
     """LiteEFG, imported with its banners silenced (an ImportError if it is not installed)."""
     with silenced_stdout():
-        import LiteEFG
-    return LiteEFG
+        module = importlib.import_module("LiteEFG")
+    return module
 
 
 class LiteEFGRunner:
