@@ -1,6 +1,6 @@
 """Scale-out yardstick: the same work with ``--workers 1``, ``--workers 2`` and a local ``--ray``.
 
-    .venv/bin/python benchmarks/scaling.py [--hands 80000] [--jobs 8] [--iterations 20000000]
+    .venv/bin/python benchmarks/scaling.py [--hands 160000] [--jobs 8] [--iterations 25000000]
 
 Two workloads, each run as a fresh ``cfr-agents`` process per executor and timed wall clock to wall
 clock (imports, process pools or the Ray runtime included), each required to give the same results
@@ -99,9 +99,9 @@ def table(title: str, runs: list[Timed], work: str) -> tuple[Table, float, float
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hands", type=int, default=80_000, help="hands per tournament match (default 80,000)")
+    parser.add_argument("--hands", type=int, default=160_000, help="hands per tournament match (default 160,000)")
     parser.add_argument("--jobs", type=int, default=8, help="sweep jobs (default 8)")
-    parser.add_argument("--iterations", type=int, default=20_000_000, help="iterations per sweep job (default 20M)")
+    parser.add_argument("--iterations", type=int, default=25_000_000, help="iterations per sweep job (default 25M)")
     parser.add_argument("--out", type=Path, default=RESULTS / "scaling.md", help="report file")
     args = parser.parse_args()
     if args.hands < 4 or args.hands % 2 or args.jobs < 2 or args.iterations < 1:
