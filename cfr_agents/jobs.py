@@ -23,6 +23,7 @@ import multiprocessing
 import os
 import socket
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -144,7 +145,7 @@ class RayExecutor:
             if address is None:
                 options["num_cpus"] = default_workers()
             try:
-                with redirect_stdout(sys.stderr):
+                with _captured_output():  # Ray's C++ core logs its retries straight to file descriptors 1 and 2
                     ray.init(address=address, **options)
             except (ConnectionError, RuntimeError, ValueError) as error:
                 raise InputError(f"cannot start or join Ray at {address or 'a local runtime'}: {error}") from None
@@ -169,6 +170,26 @@ class RayExecutor:
                 if on_done is not None:
                     on_done(items[index[ready]])
         return [results[position] for position in range(len(items))]
+
+
+@contextmanager
+def _captured_output() -> Iterator[None]:
+    """File descriptors 1 and 2 go to a temporary file within the block (so do Python's streams)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for descriptor in saved:
+                os.close(descriptor)
 
 
 def _check_reachable(address: str, timeout: float = 5.0) -> None:
