@@ -153,6 +153,25 @@ def plot_curves(paths: Sequence[str | Path], out: str | Path) -> list[Curve]:
     return curves
 
 
+def plot_sweep(runs: Sequence[tuple[str, Sequence[Sequence[float]]]], out: str | Path) -> None:
+    """A sweep's NashConv against solve time, log-log: one colour per configuration, one line per seed.
+
+    ``runs`` holds ``(configuration, curve)`` with curve points ``(iteration, seconds, NashConv)``.
+    """
+    plt = pyplot()
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    colours: dict[str, str] = {}
+    for name, curve in runs:
+        kept = [point for point in curve if point[1] > 0 and point[2] > 0]
+        first = name not in colours
+        colours.setdefault(name, f"C{len(colours) % 10}")
+        axes.plot([p[1] for p in kept], [p[2] for p in kept], color=colours[name], alpha=0.8, linewidth=1,
+                  label=name if first else None)  # fmt: skip
+    axes.set(xscale="log", yscale="log", xlabel="solve seconds", ylabel="NashConv", title="NashConv against solve time")
+    axes.legend(fontsize=7)
+    _save(figure, out)
+
+
 # --- a strategy along one betting line -----------------------------------------------------------
 
 LINE_GAMES = ("rlcard:leduc-holdem", "rlcard:kuhn-poker", "openspiel:kuhn_poker")

@@ -6,12 +6,15 @@ import argparse
 import math
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
 
+from adapters.errors import InputError
 from cfr_agents.console import EXIT_INTERRUPTED as EXIT_INTERRUPTED  # every exit status in one place
+from cfr_agents.files import check_outputs
 
 EXIT_USAGE = 2
 """Bad input: an option, a file or a name that cannot be used."""
@@ -113,3 +116,18 @@ def add_executor_options(command: Any) -> None:
     command.add_argument("--workers", type=positive_int, help="local worker processes (default: the number of cores)")
     command.add_argument("--ray", nargs="?", const="", metavar="HOST:PORT",
                          help="run on Ray: a local runtime, or the cluster at HOST:PORT (extra 'ray')")  # fmt: skip
+
+
+def output_dir(out: str, names: Sequence[str]) -> Path:
+    """``out`` as a directory to write into (created if its parent exists), with the files ``names`` in it
+    checked writable (:func:`cfr_agents.files.check_outputs`: no special files, no two that are one)."""
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise InputError(f"--out {out!r} is not a directory")
+    if not path.exists():
+        try:
+            path.mkdir()
+        except OSError as error:
+            raise InputError(f"cannot create directory {out!r}: {error.strerror}") from None
+    check_outputs(*(path / name for name in names))
+    return path

@@ -14,11 +14,13 @@ from typing import Any
 from tqdm import tqdm
 
 from adapters.errors import InputError
-from cfr_agents.cli.common import add_executor_options, positive_float, positive_int
+from cfr_agents.cli.common import add_executor_options, output_dir, positive_float, positive_int
 from cfr_agents.files import write_atomic
 from cfr_agents.jobs import executor
 from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES
-from eval.sweep import Configuration, Spread, Stop, Summary, best, jobs, parse_grid, parse_seeds, summarise, train_job
+from eval.sweep import Spread, Stop, Summary, best, jobs, parse_grid, parse_seeds, summarise, train_job
+
+OUTPUTS = ("results.json", "results.csv", "results.md", "nash_conv_vs_time.png")
 
 
 def register(commands: Any) -> None:
@@ -45,15 +47,10 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("give --target-nash-conv, --iterations or --time-limit")
     configurations = parse_grid(args.grid, args.algo, args.sampling)
     seeds = parse_seeds(args.seeds)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {args.out!r} exists and is not a directory")
-    if not out.parent.is_dir():
-        raise InputError(f"cannot write {args.out!r}: directory {str(out.parent)!r} does not exist")
     stop = Stop(args.iterations, args.target_nash_conv, args.time_limit)
-    work = jobs(out, args.game, args.algo, args.sampling, configurations, seeds, stop, args.checkpoint_every)
+    work = jobs(Path(args.out), args.game, args.algo, args.sampling, configurations, seeds, stop, args.checkpoint_every)
     pool = executor(args.workers, args.ray)
-    out.mkdir(exist_ok=True)
+    out = output_dir(args.out, OUTPUTS)
     with tqdm(total=len(work), unit="job", file=sys.stderr, disable=None if not args.json else True) as bar:
         finished = pool.map(train_job, work, lambda spec: bar.update(1))
     results = {spec["key"]: result for spec, result in zip(work, finished, strict=True)}
@@ -76,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     write_atomic(out / "results.csv", _csv(work, results))
     table = _markdown(report, summaries)
     write_atomic(out / "results.md", table)
-    plotted = _plot(out / "nash_conv_vs_time.png", work, results, configurations)
+    plotted = _plot(out / OUTPUTS[3], [(spec["configuration"], results[spec["key"]]["curve"]) for spec in work])
     if args.json:
         print(json.dumps(report))
         return 0
@@ -123,31 +120,12 @@ def _markdown(report: dict[str, Any], summaries: list[Summary]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _plot(path: Path, work: list[dict[str, Any]], results: dict[str, Any], configurations: list[Configuration]) -> bool:
-    """NashConv against solve time, one colour per configuration, one line per seed; False without matplotlib."""
+def _plot(path: Path, runs: list[tuple[str, Any]]) -> bool:
+    """The NashConv-against-time plot; ``False`` without matplotlib (the results stand without it)."""
+    from eval.plots import MissingPlotExtraError, plot_sweep
+
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+        plot_sweep(runs, path)
+    except MissingPlotExtraError:
         return False
-    figure, axes = plt.subplots(figsize=(7, 4.5))
-    colours = {c.name: f"C{i % 10}" for i, c in enumerate(configurations)}
-    labelled: set[str] = set()
-    for spec in work:
-        name = spec["configuration"]
-        curve = [point for point in results[spec["key"]]["curve"] if point[1] > 0 and point[2] > 0]
-        axes.plot([p[1] for p in curve], [p[2] for p in curve], color=colours[name], alpha=0.8, linewidth=1,
-                  label=None if name in labelled else name)  # fmt: skip
-        labelled.add(name)
-    axes.set(xscale="log", yscale="log", xlabel="solve seconds", ylabel="NashConv", title=str(path.stem))
-    axes.legend(fontsize=7)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    from cfr_agents.files import replacing
-
-    with replacing(path) as temporary:
-        temporary.write_bytes(buffer.getvalue())
     return True

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
-from adapters.errors import InputError
-from cfr_agents.cli.common import add_executor_options, non_negative_int
+from cfr_agents.cli.common import add_executor_options, non_negative_int, output_dir
 
 OUTPUTS = ("results.json", "results.csv", "results.md", "heatmap.png")
 
@@ -27,22 +25,6 @@ def register(commands: Any) -> None:
     command.set_defaults(run=run)
 
 
-def output_dir(out: str) -> Path:
-    """``out`` as a directory to write into (created if its parent exists); its four files checked writable."""
-    from cfr_agents.files import check_outputs
-
-    path = Path(out)
-    if path.exists() and not path.is_dir():
-        raise InputError(f"--out {out!r} is not a directory")
-    if not path.exists():
-        try:
-            path.mkdir()
-        except OSError as error:
-            raise InputError(f"cannot create directory {out!r}: {error.strerror}") from None
-    check_outputs(*(path / name for name in OUTPUTS))
-    return path
-
-
 def run(args: argparse.Namespace) -> int:
     from cfr_agents.jobs import executor
     from eval.play import check_hands
@@ -51,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     check_hands(args.hands)
     check_agents(args.game, args.agents)
     plotting = _plotting()
-    out = output_dir(args.out)
+    out = output_dir(args.out, OUTPUTS)
     pool = executor(args.workers, args.ray)
 
     def done(label: str) -> None:
