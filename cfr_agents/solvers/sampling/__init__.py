@@ -22,7 +22,6 @@ scheme      paper                                       averaging (first = defau
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -180,16 +179,6 @@ class SampledSolver:
         scratch.run(1)
         return time.perf_counter() - started
 
-    def cumulative_regret(self) -> FloatArray:
-        r""":math:`R^T(I,a)` with every owed discount paid (the kernels pay them lazily)."""
-        t = self.scalars
-        owed = [np.exp(t[now] - self.log_at[:, side]) if math.isfinite(exponent) else np.ones(len(self.log_at))
-                for side, (now, exponent) in enumerate(((kernel_support.L_POS, self.rule.alpha),
-                                                        (kernel_support.L_NEG, self.rule.beta)))]  # fmt: skip
-        factor = np.where(self.regret > 0, owed[0][:, None], owed[1][:, None])
-        regret: FloatArray = self.regret * factor
-        return regret
-
     def current_strategy(self) -> FloatArray:
         r""":math:`\sigma^{T+1}`: regret matching on every row (owed discounts scale a row's positive part by
         one factor, so they do not change it)."""
@@ -230,9 +219,3 @@ class SampledSolver:
         return Policy.from_strategy(
             self.tree, strategy, algorithm=self.algorithm, parameters=self.parameters(), iterations=self.iteration
         )
-
-
-def compile_kernels(tree: CompiledTree) -> float:
-    """Compile (or load from Numba's cache) every scheme's kernel; seconds taken."""
-    rng = np.random.default_rng(0)
-    return sum(SampledSolver(tree, UpdateRule(), "cfr", name, rng).compile() for name in SCHEMES)
