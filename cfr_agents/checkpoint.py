@@ -4,15 +4,17 @@ A checkpoint is a NumPy ``.npz`` archive (a zip of ``.npy`` arrays, read with
 ``allow_pickle=False``) holding the solver's state arrays and one more, ``header``: the UTF-8 bytes
 of a JSON object::
 
-    {"format": "cfr-agents-checkpoint", "format_version": 1,
+    {"format": "cfr-agents-checkpoint", "format_version": 2,
      "game": "openspiel:leduc_poker", "rules_fingerprint": "sha256:...",
      "algorithm": "dcfr", "rule": {"alpha": 1.5, "beta": 0.0, "gamma": 2.0, "predictive": false},
-     "sampling": "external", "averaging": "simple", "epsilon": null, "seed": 0, "iteration": 12000,
+     "sampling": "external", "averaging": "simple", "epsilon": null, "chance_draws": "independent",
+     "seed": 0, "iteration": 12000,
      "arrays": ["regret", "cumulative", ...]}
 
 Full-tree solvers save ``regret``, ``cumulative``, ``sigma``, ``reach`` and ``scalars``
 (iteration, average-weight scale); sampled solvers save ``regret``, ``cumulative``, ``log_at``,
-``weight_at``, ``scalars`` and ``rng`` (the xoshiro256** state), see
+``weight_at``, ``scalars``, ``rng`` (the xoshiro256** state) and ``shift`` (the stratified chance
+sequence's shifts), see
 :mod:`cfr_agents.solvers.sampling.kernel_support`.
 """
 
@@ -35,7 +37,7 @@ from cfr_agents.solvers import ALGORITHMS, SCHEMES, SampledSolver, Solver, Updat
 from cfr_agents.tree import CompiledTree
 
 FORMAT = "cfr-agents-checkpoint"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 class CheckpointError(InputError):
@@ -53,6 +55,7 @@ class Checkpoint:
     sampling: str
     averaging: str | None
     epsilon: float | None
+    chance_draws: str | None
     seed: int
     iteration: int
     arrays: dict[str, np.ndarray]
@@ -74,7 +77,7 @@ class Checkpoint:
         try:
             solver = make_solver(
                 tree, self.algorithm, self.rule, sampling=self.sampling, rng=np.random.default_rng(self.seed),
-                averaging=self.averaging, epsilon=self.epsilon,
+                averaging=self.averaging, epsilon=self.epsilon, chance_draws=self.chance_draws,
             )  # fmt: skip
         except InputError as error:
             raise CheckpointError(f"the checkpoint's solver settings do not combine: {error}") from None
@@ -94,7 +97,11 @@ class Checkpoint:
 def save_checkpoint(path: str | os.PathLike[str], solver: Solver, seed: int) -> None:
     """Write ``solver``'s whole state to ``path`` atomically."""
     state = solver.state()
-    scheme = (solver.scheme.name, solver.averaging, solver.epsilon) if isinstance(solver, SampledSolver) else None
+    scheme = (
+        (solver.scheme.name, solver.averaging, solver.epsilon, solver.chance_draws)
+        if isinstance(solver, SampledSolver)
+        else None
+    )
     header = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -105,6 +112,7 @@ def save_checkpoint(path: str | os.PathLike[str], solver: Solver, seed: int) -> 
         "sampling": scheme[0] if scheme else "none",
         "averaging": scheme[1] if scheme else None,
         "epsilon": scheme[2] if scheme else None,
+        "chance_draws": scheme[3] if scheme else None,
         "seed": seed,
         "iteration": solver.iteration,
         "arrays": sorted(state),
@@ -171,6 +179,7 @@ def _from_arrays(arrays: dict[str, np.ndarray], source: str) -> Checkpoint:
         sampling=header["sampling"],
         averaging=_optional(header, "averaging", str, fail),
         epsilon=_optional(header, "epsilon", float, fail),
+        chance_draws=_optional(header, "chance_draws", str, fail),
         seed=header["seed"],
         iteration=header["iteration"],
         arrays=arrays,

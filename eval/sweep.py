@@ -35,7 +35,7 @@ from cfr_agents.tree import compile_tree
 from eval.exploitability import exploitability_of_strategy
 
 RULE_KEYS = ("alpha", "beta", "gamma")
-SAMPLING_KEYS = ("epsilon", "averaging")
+SAMPLING_KEYS = ("epsilon", "averaging", "chance_draws")
 BATCH_SECONDS = 0.5
 """With a time limit, iterations run in batches of about this long between marks."""
 
@@ -80,7 +80,7 @@ def parse_grid(text: str, algorithm: str, sampling: str) -> list[Configuration]:
 
 
 def _value(key: str, text: str) -> float | str:
-    if key == "averaging":
+    if key in ("averaging", "chance_draws"):
         return text
     try:
         value = float(text)
@@ -97,10 +97,13 @@ def _settings(algorithm: str, sampling: str, configuration: Configuration) -> di
     rule = replace(ALGORITHMS[algorithm], **overrides)
     averaging = values.get("averaging")
     epsilon = values.get("epsilon")
+    chance_draws = values.get("chance_draws")
     if sampling != "none":
         check_sampling(sampling, rule, None if averaging is None else str(averaging),
-                       None if epsilon is None else float(epsilon))  # fmt: skip
-    return {"rule": {k: getattr(rule, k) for k in RULE_KEYS}, "averaging": averaging, "epsilon": epsilon}
+                       None if epsilon is None else float(epsilon),
+                       None if chance_draws is None else str(chance_draws))  # fmt: skip
+    return {"rule": {k: getattr(rule, k) for k in RULE_KEYS}, "averaging": averaging, "epsilon": epsilon,
+            "chance_draws": chance_draws}  # fmt: skip
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -175,7 +178,8 @@ def train_job(spec: Mapping[str, Any]) -> dict[str, Any]:
     else:
         rule = replace(ALGORITHMS[algorithm], **settings["rule"])
         solver = make_solver(tree, algorithm, rule, sampling=sampling, rng=np.random.default_rng(seed),
-                             averaging=settings["averaging"], epsilon=settings["epsilon"])  # fmt: skip
+                             averaging=settings["averaging"], epsilon=settings["epsilon"],
+                             chance_draws=settings["chance_draws"])  # fmt: skip
     solve = curve[-1][1] if curve else 0.0
     marks = (mark for mark in log_spaced() if mark > solver.iteration)
     mark = next(marks)

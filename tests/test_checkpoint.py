@@ -17,18 +17,25 @@ import pytest
 from cfr_agents import make_solver
 from cfr_agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from cfr_agents.solvers import SCHEMES
+from cfr_agents.solvers.sampling import CHANCE_DRAWS
 from tests.support import tree
 
-CONFIGURATIONS = [("cfr+", "none"), ("dcfr", "none"), *(("dcfr", scheme) for scheme in sorted(SCHEMES))]
+CONFIGURATIONS = [
+    ("cfr+", "none", None),
+    ("dcfr", "none", None),
+    *(("dcfr", scheme, draws) for scheme in sorted(SCHEMES) for draws in CHANCE_DRAWS),
+]
 
 
-@pytest.mark.parametrize(("algorithm", "sampling"), CONFIGURATIONS)
-def test_resumed_solver_equals_an_uninterrupted_one(tmp_path: Path, algorithm: str, sampling: str) -> None:
+@pytest.mark.parametrize(("algorithm", "sampling", "chance_draws"), CONFIGURATIONS)
+def test_resumed_solver_equals_an_uninterrupted_one(
+    tmp_path: Path, algorithm: str, sampling: str, chance_draws: str | None
+) -> None:
     t = tree("openspiel:leduc_poker")
     rng = np.random.default_rng(11)
-    whole = make_solver(t, algorithm, sampling=sampling, rng=np.random.default_rng(11))
+    whole = make_solver(t, algorithm, sampling=sampling, rng=np.random.default_rng(11), chance_draws=chance_draws)
     whole.run(300)
-    first = make_solver(t, algorithm, sampling=sampling, rng=rng)
+    first = make_solver(t, algorithm, sampling=sampling, rng=rng, chance_draws=chance_draws)
     first.run(120)
     save_checkpoint(tmp_path / "c.npz", first, seed=11)
     resumed = load_checkpoint(tmp_path / "c.npz").solver(t)
@@ -101,6 +108,7 @@ def rewrite_header(path: Path, **changes: object) -> None:
         (["--sampling", "outcome"], "is for sampling 'external'"),
         (["--sampling", "none"], "is for sampling 'external'"),
         (["--seed", "3"], "is for seed 0"),
+        (["--chance-draws", "stratified"], "is for chance_draws 'independent'"),
     ],
 )
 def test_resuming_with_contradicting_options_is_refused(checkpoint: Path, extra: list[str], message: str) -> None:
@@ -113,12 +121,14 @@ def test_resuming_with_contradicting_options_is_refused(checkpoint: Path, extra:
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"format_version": 2}, "format_version 2"),
+        ({"format_version": 1}, "format_version 1"),
+        ({"format_version": 3}, "format_version 3"),
         ({"format": "something-else"}, "is not a cfr-agents-checkpoint file"),
         ({"game": "openspiel:leduc_poker"}, "is for openspiel:leduc_poker"),
         ({"rules_fingerprint": "sha256:0"}, "with rules sha256:0"),
         ({"algorithm": "xcfr"}, "unknown algorithm"),
         ({"sampling": "bogus"}, "unknown sampling scheme"),
+        ({"chance_draws": "sobol"}, "unknown chance draws"),
     ],
 )
 def test_foreign_checkpoints_are_refused(checkpoint: Path, changes: dict[str, object], message: str) -> None:

@@ -29,7 +29,7 @@ def register(commands: Any) -> None:
     command.add_argument("--algo", required=True, choices=sorted(ALGORITHMS), help="update rule")
     command.add_argument("--sampling", default="none", choices=SAMPLING_CHOICES, help="none (default) or MCCFR")
     command.add_argument("--grid", required=True, help='e.g. "alpha=1,1.5,2;gamma=1,2,3" (alpha, beta, gamma, '
-                         "epsilon, averaging)")  # fmt: skip
+                         "epsilon, averaging, chance_draws)")  # fmt: skip
     command.add_argument("--seeds", default="0", help="e.g. 0-4 or 0,3,7 (default 0)")
     command.add_argument("--target-nash-conv", type=positive_float, metavar="X", help="stop at NashConv <= X")
     command.add_argument("--iterations", type=positive_int, help="iteration cap")

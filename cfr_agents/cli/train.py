@@ -20,7 +20,7 @@ from cfr_agents.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from cfr_agents.cli.common import deferred_interrupt, mbb, non_negative_int, positive_float, positive_int, real
 from cfr_agents.files import check_outputs, write_atomic
 from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES, SampledSolver, Solver, make_solver
-from cfr_agents.solvers.sampling import DEFAULT_EPSILON, check_sampling
+from cfr_agents.solvers.sampling import CHANCE_DRAWS, DEFAULT_EPSILON, check_sampling
 from cfr_agents.training import StopRule, TrainingRun, train
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
 from eval.exploitability import exploitability_of_strategy
@@ -33,6 +33,9 @@ def register(commands: Any) -> None:
     command.add_argument("--sampling", choices=SAMPLING_CHOICES, help="none (full tree; default) or an MCCFR scheme")
     command.add_argument("--averaging", metavar="MODE", help="average-strategy mode of the sampling scheme")
     command.add_argument("--epsilon", type=real, help=f"outcome sampling's exploration (default {DEFAULT_EPSILON})")
+    command.add_argument("--chance-draws", choices=CHANCE_DRAWS,
+                         help="independent (default): a fresh draw at each chance node; stratified: one "
+                         "low-discrepancy uniform per traversal drives them all")  # fmt: skip
     command.add_argument("--iterations", type=positive_int, help="total iterations to run (a cap with targets)")
     command.add_argument("--target-nash-conv", type=positive_float, metavar="X", help="stop at NashConv <= X")
     command.add_argument("--time-limit", type=positive_float, metavar="S", help="stop after S seconds")
@@ -153,11 +156,11 @@ def _new_solver(args: argparse.Namespace) -> tuple[Solver, int]:
     rule = replace(ALGORITHMS[args.algo], **overrides)
     sampling = args.sampling or "none"
     if sampling != "none":
-        check_sampling(sampling, rule, args.averaging, args.epsilon)
+        check_sampling(sampling, rule, args.averaging, args.epsilon, args.chance_draws)
     seed = 0 if args.seed is None else args.seed
     tree = compile_tree(load_game(args.game))
     solver = make_solver(tree, args.algo, rule, sampling=sampling, rng=np.random.default_rng(seed),
-                         averaging=args.averaging, epsilon=args.epsilon)  # fmt: skip
+                         averaging=args.averaging, epsilon=args.epsilon, chance_draws=args.chance_draws)  # fmt: skip
     return solver, seed
 
 
@@ -166,7 +169,7 @@ def _check_resume(args: argparse.Namespace, saved: Checkpoint) -> None:
     if args.game is not None and load_game(args.game).game_id != saved.game_id:
         raise InputError(f"the checkpoint is for game {saved.game_id!r}, not {args.game!r}")
     saved.check(algorithm=args.algo, sampling=args.sampling, averaging=args.averaging, epsilon=args.epsilon,
-                seed=args.seed)  # fmt: skip
+                chance_draws=args.chance_draws, seed=args.seed)  # fmt: skip
     given = {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}
     if given and replace(saved.rule, **given) != saved.rule:
         raise InputError(f"the checkpoint's rule is {saved.rule.parameters()}; --alpha/--beta/--gamma differ")

@@ -31,23 +31,28 @@ def make_solver(
     rng: np.random.Generator | None = None,
     averaging: str | None = None,
     epsilon: float | None = None,
+    chance_draws: str | None = None,
 ) -> Solver:
     """A solver of ``algorithm`` (one of :data:`ALGORITHMS`); ``rule`` overrides its parameters.
 
     ``sampling`` is ``"none"`` (full tree) or a scheme of :data:`SCHEMES`, which draws from ``rng``
-    (required) and takes an ``averaging`` mode and, for ``"outcome"``, an exploration ``epsilon``.
+    (required) and takes an ``averaging`` mode, ``chance_draws`` (``"independent"`` or ``"stratified"``)
+    and, for ``"outcome"``, an exploration ``epsilon``.
     """
     if algorithm not in ALGORITHMS:
         raise InputError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHMS)}")
     rule = rule or ALGORITHMS[algorithm]
     tree = game if isinstance(game, CompiledTree) else compile_tree(game)
     if sampling == "none":
-        if averaging is not None or epsilon is not None:
-            raise InputError("--averaging and --epsilon apply to sampled solvers only (give --sampling)")
+        if averaging is not None or epsilon is not None or chance_draws is not None:
+            raise InputError(
+                "--averaging, --epsilon and --chance-draws apply to sampled solvers only (give --sampling)"
+            )
         return FullTreeSolver(tree, rule, algorithm)
     if rng is None:
         raise InputError("a sampled solver needs a numpy.random.Generator (rng=np.random.default_rng(seed))")
-    return SampledSolver(tree, rule, algorithm, sampling, rng, averaging=averaging, epsilon=epsilon)
+    return SampledSolver(tree, rule, algorithm, sampling, rng, averaging=averaging, epsilon=epsilon,
+                         chance_draws=chance_draws)  # fmt: skip
 
 
 __all__ = ["ALGORITHMS", "SAMPLING_CHOICES", "SCHEMES", "FullTreeSolver", "SampledSolver", "Solver", "UpdateRule",

@@ -37,6 +37,9 @@ from cfr_agents.solvers.update_rule import UpdateRule
 from cfr_agents.tree import KIND_CHANCE, KIND_TERMINAL, CompiledTree, FloatArray, IntArray
 
 DEFAULT_EPSILON = 0.6
+CHANCE_DRAWS = ("independent", "stratified")
+"""How chance outcomes are drawn (the default first; see :mod:`.kernel_support`): a fresh uniform at
+every chance node, or one stratified uniform per traversal that drives all of them."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,9 @@ SCHEMES: dict[str, Scheme] = {
 SAMPLING_CHOICES = ("none", *SCHEMES)
 
 
-def check_sampling(sampling: str, rule: UpdateRule, averaging: str | None, epsilon: float | None) -> None:
+def check_sampling(
+    sampling: str, rule: UpdateRule, averaging: str | None, epsilon: float | None, chance_draws: str | None = None
+) -> None:
     """Refuse what cannot be combined, with a one-line reason."""
     if sampling not in SCHEMES:
         raise InputError(f"unknown sampling scheme {sampling!r}; choose from {', '.join(SAMPLING_CHOICES)}")
@@ -78,6 +83,8 @@ def check_sampling(sampling: str, rule: UpdateRule, averaging: str | None, epsil
             raise InputError("--epsilon only applies to --sampling outcome")
         if not 0.0 < epsilon <= 1.0:
             raise InputError(f"--epsilon must be in (0, 1], got {epsilon}")
+    if chance_draws is not None and chance_draws not in CHANCE_DRAWS:
+        raise InputError(f"unknown chance draws {chance_draws!r}; choose from {', '.join(CHANCE_DRAWS)}")
 
 
 def kernel_tree(tree: CompiledTree) -> tuple[IntArray, FloatArray, FloatArray, int]:
@@ -119,7 +126,7 @@ def kernel_tree(tree: CompiledTree) -> tuple[IntArray, FloatArray, FloatArray, i
 class SampledSolver:
     """MCCFR under an :class:`UpdateRule`; the same surface as the full-tree solver."""
 
-    STATE_ARRAYS = ("regret", "cumulative", "log_at", "weight_at", "scalars", "rng")
+    STATE_ARRAYS = ("regret", "cumulative", "log_at", "weight_at", "scalars", "rng", "shift")
 
     def __init__(
         self,
@@ -131,14 +138,16 @@ class SampledSolver:
         *,
         averaging: str | None = None,
         epsilon: float | None = None,
+        chance_draws: str | None = None,
     ) -> None:
-        check_sampling(sampling, rule, averaging, epsilon)
+        check_sampling(sampling, rule, averaging, epsilon, chance_draws)
         self.tree = tree
         self.rule = rule
         self.algorithm = algorithm
         self.scheme = SCHEMES[sampling]
         self.averaging = averaging or self.scheme.averaging[0]
         self.epsilon = (DEFAULT_EPSILON if epsilon is None else epsilon) if sampling == "outcome" else None
+        self.chance_draws = chance_draws or CHANCE_DRAWS[0]
         self._kernel_tree = kernel_tree(tree)
         n, width = tree.action_mask.shape
         self.regret = np.zeros((n, width))
@@ -151,6 +160,7 @@ class SampledSolver:
         self.rng = rng.integers(0, 2**64, size=4, dtype=np.uint64, endpoint=False)
         if not self.rng.any():
             self.rng[0] = np.uint64(1)  # xoshiro's one forbidden state
+        self.shift = rng.integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)
         self._uniform = tree.uniform_strategy()
 
     @property
@@ -160,9 +170,10 @@ class SampledSolver:
     def run(self, iterations: int) -> None:
         """Run ``iterations`` iterations in one call to the compiled kernel."""
         kernel: Callable[..., None] = self.scheme.kernel.run
-        state = (self.regret, self.current, self.cumulative, self.log_at, self.weight_at, self.scalars, self.rng)
+        state = (self.regret, self.current, self.cumulative, self.log_at, self.weight_at, self.scalars, self.rng,
+                 self.shift)  # fmt: skip
         options = (self.rule.alpha, self.rule.beta, self.rule.gamma, self.scheme.averaging.index(self.averaging),
-                   self.epsilon or 0.0)  # fmt: skip
+                   self.epsilon or 0.0, CHANCE_DRAWS.index(self.chance_draws))  # fmt: skip
         kernel(iterations, self._kernel_tree, state, options)
 
     def iterate(self) -> None:
@@ -175,7 +186,8 @@ class SampledSolver:
         """
         started = time.perf_counter()
         scratch = SampledSolver(self.tree, self.rule, self.algorithm, self.scheme.name, np.random.default_rng(0),
-                                averaging=self.averaging, epsilon=self.epsilon)  # fmt: skip
+                                averaging=self.averaging, epsilon=self.epsilon,
+                                chance_draws=self.chance_draws)  # fmt: skip
         scratch.run(1)
         return time.perf_counter() - started
 
@@ -197,7 +209,7 @@ class SampledSolver:
 
     def parameters(self) -> Mapping[str, object]:
         parameters: dict[str, object] = {**self.rule.parameters(), "sampling": self.scheme.name,
-                                         "averaging": self.averaging}  # fmt: skip
+                                         "averaging": self.averaging, "chance_draws": self.chance_draws}  # fmt: skip
         if self.epsilon is not None:
             parameters["epsilon"] = self.epsilon
         return parameters

@@ -28,6 +28,7 @@ from cfr_agents.solvers.sampling.kernel_support import (
     COUNT,
     FIRST,
     INDEX,
+    STRATIFIED,
     TERMINAL,
     WEIGHT,
     KernelOptions,
@@ -37,6 +38,8 @@ from cfr_agents.solvers.sampling.kernel_support import (
     begin_iteration,
     chance_child,
     frames,
+    stratified_child,
+    traversal_uniform,
     update_regrets,
 )
 
@@ -47,10 +50,10 @@ REACH = 0
 def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOptions) -> None:
     """``iterations`` iterations: a traversal for player 0, then for player 1."""
     nodes, values, cdf, depth_bound = tree
-    regret, current, cumulative, log_at, weight_at, scalars, rng = state
-    alpha, beta, gamma, _averaging, _epsilon = options
+    regret, current, cumulative, log_at, weight_at, scalars, rng, shift = state
+    alpha, beta, gamma, _averaging, _epsilon, chance_draws = options
     width = regret.shape[1]
-    frame_node, frame_next, frame_value = frames(depth_bound, width)
+    frame_node, frame_next, frame_value, frame_u = frames(depth_bound, width)
     frame_reach = np.empty((depth_bound, 2))  # pi_0(h), pi_1(h)
     reach = np.empty(2)
     instant = np.empty(width)
@@ -60,6 +63,7 @@ def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOp
             depth = 0
             node = 0
             reach[0] = reach[1] = 1.0
+            u = traversal_uniform(shift, player, scalars, chance_draws)
             while True:
                 while True:  # descend to a terminal, a frame per decision node
                     code = nodes[node, CODE]
@@ -67,10 +71,14 @@ def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOp
                         value = values[node, player]
                         break
                     if code == CHANCE:
-                        node = chance_child(nodes, cdf, node, rng)
+                        if chance_draws == STRATIFIED:
+                            node, u = stratified_child(nodes, cdf, node, u)
+                        else:
+                            node = chance_child(nodes, cdf, node, rng)
                         continue
                     frame_node[depth] = node
                     frame_next[depth] = 0
+                    frame_u[depth] = u
                     frame_reach[depth, 0] = reach[0]
                     frame_reach[depth, 1] = reach[1]
                     reach[code - 1] *= current[nodes[node, INDEX], 0]
@@ -88,6 +96,7 @@ def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOp
                     if frame_next[d] < n:
                         reach[acting] *= current[infoset, frame_next[d]]
                         node = nodes[parent, FIRST] + frame_next[d]
+                        u = frame_u[d]
                         break
                     value = 0.0
                     for a in range(n):

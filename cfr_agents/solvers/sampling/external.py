@@ -35,6 +35,7 @@ from cfr_agents.solvers.sampling.kernel_support import (
     COUNT,
     FIRST,
     INDEX,
+    STRATIFIED,
     TERMINAL,
     WEIGHT,
     KernelOptions,
@@ -45,6 +46,8 @@ from cfr_agents.solvers.sampling.kernel_support import (
     chance_child,
     frames,
     sample,
+    stratified_child,
+    traversal_uniform,
     update_regrets,
 )
 
@@ -69,9 +72,13 @@ def _traverse(
     frame_node: np.ndarray,
     frame_next: np.ndarray,
     frame_value: np.ndarray,
+    frame_u: np.ndarray,
     instant: np.ndarray,
+    u: float,
+    chance_draws: int,
 ) -> None:
-    """One traversal for ``player``, iteratively: a frame per traverser node on the path."""
+    """One traversal for ``player``, iteratively: a frame per traverser node on the path; ``u`` starts
+    its chance draws (:func:`~.kernel_support.stratified_child`)."""
     mine = 1 + player
     depth = 0
     node = 0
@@ -82,7 +89,10 @@ def _traverse(
                 value = values[node, player]
                 break
             if code == CHANCE:
-                node = chance_child(nodes, cdf, node, rng)
+                if chance_draws == STRATIFIED:
+                    node, u = stratified_child(nodes, cdf, node, u)
+                else:
+                    node = chance_child(nodes, cdf, node, rng)
                 continue
             if code != mine:
                 infoset, n = nodes[node, INDEX], nodes[node, COUNT]
@@ -93,6 +103,7 @@ def _traverse(
                 continue
             frame_node[depth] = node
             frame_next[depth] = 0
+            frame_u[depth] = u
             depth += 1
             node = nodes[node, FIRST]
         while depth > 0:  # ascend: hand the value to the deepest frame with children left
@@ -103,6 +114,7 @@ def _traverse(
             n = nodes[parent, COUNT]
             if frame_next[d] < n:
                 node = nodes[parent, FIRST] + frame_next[d]
+                u = frame_u[d]  # every branch of a frame meets the same chance outcomes
                 break
             infoset = nodes[parent, INDEX]
             value = 0.0
@@ -143,15 +155,16 @@ def _full_average(nodes: np.ndarray, current: np.ndarray, cumulative: np.ndarray
 def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOptions) -> None:
     """``iterations`` iterations: a traversal for player 0, then for player 1 (then the full average)."""
     nodes, values, cdf, depth_bound = tree
-    regret, current, cumulative, log_at, weight_at, scalars, rng = state
-    alpha, beta, gamma, averaging, _epsilon = options
+    regret, current, cumulative, log_at, weight_at, scalars, rng, shift = state
+    alpha, beta, gamma, averaging, _epsilon, chance_draws = options
     width = regret.shape[1]
-    frame_node, frame_next, frame_value = frames(depth_bound, width)
+    frame_node, frame_next, frame_value, frame_u = frames(depth_bound, width)
     instant = np.empty(width)
     for _ in range(iterations):
         begin_iteration(scalars, alpha, beta, gamma, cumulative, weight_at)
         for player in range(2):
+            u = traversal_uniform(shift, player, scalars, chance_draws)
             _traverse(player, nodes, values, cdf, regret, current, cumulative, log_at, scalars, rng, alpha, beta,
-                      averaging, frame_node, frame_next, frame_value, instant)  # fmt: skip
+                      averaging, frame_node, frame_next, frame_value, frame_u, instant, u, chance_draws)  # fmt: skip
         if averaging == FULL:
             _full_average(nodes, current, cumulative, scalars[WEIGHT])

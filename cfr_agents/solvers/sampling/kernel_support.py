@@ -16,7 +16,21 @@ All state lives in arrays the Python side owns (so a checkpoint is a set of arra
   scaled weight :math:`w_t / e^K`, the scaled cumulative weight :math:`\sum_{s \le t} w_s / e^K`, and
   this iteration's discounts :math:`d_\pm(t)`;
 * ``rng`` -- the four 64-bit words of a xoshiro256** generator (Blackman & Vigna 2018), seeded from
-  the user's ``numpy.random.Generator``.
+  the user's ``numpy.random.Generator``;
+* ``shift`` -- two 64-bit words :math:`s_0, s_1`, the random shifts of each player's stratified chance
+  sequence (:func:`stratified_uniform`), drawn from the same ``Generator``.
+
+Chance draws (``chance_draws``):
+
+* ``INDEPENDENT`` -- a fresh uniform from ``rng`` at every chance node (the textbook schemes);
+* ``STRATIFIED`` -- one uniform :math:`u` per traversal drives every chance node of it by inverse CDF:
+  a node picks the child :math:`c` with :math:`F_{c-1} \le u < F_c` and hands
+  :math:`(u - F_{c-1}) / p_c` (again uniform, given :math:`c`) to the chance nodes below
+  (:func:`stratified_child`). A traversal's branches restart from the :math:`u` their frame saved, so they
+  meet the same later chance outcomes (common random numbers). :math:`u` itself is the randomly shifted
+  Weyl sequence :math:`u_t = \{s_i + t\varphi^{-1}\}` (randomised quasi-Monte Carlo, Cranley &
+  Patterson 1976): each :math:`u_t` alone is exactly uniform, so every iteration's sampled regrets keep
+  their expectation, while over iterations the chance outcomes are spread evenly instead of at random.
 """
 
 from __future__ import annotations
@@ -43,11 +57,18 @@ NUM_SCALARS = 10
 
 KernelTree: TypeAlias = tuple[np.ndarray, np.ndarray, np.ndarray, int]
 """``(nodes, values, cdf, depth_bound)``: see :func:`cfr_agents.solvers.sampling.kernel_tree`."""
-KernelState: TypeAlias = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-"""``(regret, current, cumulative, log_at, weight_at, scalars, rng)``, as described above."""
-KernelOptions: TypeAlias = tuple[float, float, float, int, float]
-"""``(alpha, beta, gamma, averaging mode, epsilon)``."""
+KernelState: TypeAlias = tuple[
+    np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray
+]
+"""``(regret, current, cumulative, log_at, weight_at, scalars, rng, shift)``, as described above."""
+KernelOptions: TypeAlias = tuple[float, float, float, int, float, int]
+"""``(alpha, beta, gamma, averaging mode, epsilon, chance draws)``."""
+INDEPENDENT, STRATIFIED = 0, 1
+"""Chance-draw codes, in the order of ``CHANCE_DRAWS``."""
 _TWO_TO_MINUS_53 = 1.0 / 9007199254740992.0
+_ONE_BELOW_ONE = 1.0 - _TWO_TO_MINUS_53
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+r""":math:`\lfloor 2^{64} / \varphi \rfloor`, the 64-bit step of the golden-ratio Weyl sequence."""
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -97,6 +118,43 @@ def chance_child(nodes: np.ndarray, cdf: np.ndarray, node: int, rng: np.ndarray)
         if u < cdf[child]:
             return child
     return last
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def stratified_uniform(shift: np.ndarray, player: int, t: float) -> float:
+    r""":math:`u_t = \{s_i + t\varphi^{-1}\}` in 64-bit fixed point (wrapping is the fractional part)."""
+    x = shift[player] + np.uint64(int(t)) * _GOLDEN
+    return float(x >> np.uint64(11)) * _TWO_TO_MINUS_53
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def traversal_uniform(shift: np.ndarray, player: int, scalars: np.ndarray, chance_draws: int) -> float:
+    """The uniform a traversal starts its chance draws from (unused with independent draws)."""
+    return stratified_uniform(shift, player, scalars[ITERATION]) if chance_draws == STRATIFIED else 0.0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _residual(u: float, low: float, high: float) -> float:
+    r""":math:`(u - F_{c-1}) / p_c`, kept in :math:`[0, 1)` against rounding."""
+    if high <= low:
+        return 0.0
+    r = (u - low) / (high - low)
+    return min(max(r, 0.0), _ONE_BELOW_ONE)
+
+
+@njit(cache=True, error_model="numpy")  # not inlined: inlining it slows the independent path's loops
+def stratified_child(nodes: np.ndarray, cdf: np.ndarray, node: int, u: float) -> tuple[int, float]:
+    r"""The child :math:`c` of chance node ``node`` with :math:`F_{c-1} \le u < F_c`, and the uniform
+    :math:`(u - F_{c-1}) / p_c` left for the chance nodes below it."""
+    first: int = nodes[node, FIRST]
+    last: int = first + nodes[node, COUNT] - 1
+    low = 0.0
+    for child in range(first, last):
+        high = cdf[child]
+        if u < high:
+            return child, _residual(u, low, high)
+        low = high
+    return last, _residual(u, low, 1.0)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -184,9 +242,11 @@ def update_regrets(
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def frames(depth_bound: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A traversal's stack: the node, the next child and the children's values of each frame."""
-    return np.empty(depth_bound, np.int64), np.empty(depth_bound, np.int64), np.empty((depth_bound, width))
+def frames(depth_bound: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A traversal's stack: the node, the next child, the children's values and the chance uniform
+    (:func:`stratified_child`) on arrival, of each frame."""
+    return (np.empty(depth_bound, np.int64), np.empty(depth_bound, np.int64), np.empty((depth_bound, width)),
+            np.empty(depth_bound))  # fmt: skip
 
 
 @njit(cache=True, error_model="numpy")

@@ -35,6 +35,7 @@ from cfr_agents.solvers.sampling.kernel_support import (
     COUNT,
     FIRST,
     INDEX,
+    STRATIFIED,
     TERMINAL,
     WEIGHT,
     WEIGHT_SUM,
@@ -45,6 +46,8 @@ from cfr_agents.solvers.sampling.kernel_support import (
     begin_iteration,
     chance_child,
     sample,
+    stratified_child,
+    traversal_uniform,
     update_regrets,
 )
 
@@ -55,8 +58,8 @@ STOCHASTIC, OPTIMISTIC = 0, 1
 def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOptions) -> None:
     """``iterations`` iterations: a trajectory for player 0, then one for player 1."""
     nodes, values, cdf, depth_bound = tree
-    regret, current, cumulative, log_at, weight_at, scalars, rng = state
-    alpha, beta, gamma, averaging, epsilon = options
+    regret, current, cumulative, log_at, weight_at, scalars, rng, shift = state
+    alpha, beta, gamma, averaging, epsilon, chance_draws = options
     width = regret.shape[1]
     frame_infoset = np.empty(depth_bound, np.int64)
     frame_action = np.empty(depth_bound, np.int64)
@@ -72,10 +75,14 @@ def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOp
             depth = 0
             node = 0
             own = other = sampled = 1.0
+            u = traversal_uniform(shift, player, scalars, chance_draws)
             while nodes[node, CODE] != TERMINAL:  # sample the trajectory, a frame per traverser node
                 code = nodes[node, CODE]
                 if code == CHANCE:
-                    node = chance_child(nodes, cdf, node, rng)
+                    if chance_draws == STRATIFIED:
+                        node, u = stratified_child(nodes, cdf, node, u)
+                    else:
+                        node = chance_child(nodes, cdf, node, rng)
                     continue
                 infoset, n = nodes[node, INDEX], nodes[node, COUNT]
                 sigma = current[infoset]

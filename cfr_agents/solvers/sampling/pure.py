@@ -31,6 +31,7 @@ from cfr_agents.solvers.sampling.kernel_support import (
     FIRST,
     INDEX,
     ITERATION,
+    STRATIFIED,
     TERMINAL,
     WEIGHT,
     KernelOptions,
@@ -40,6 +41,8 @@ from cfr_agents.solvers.sampling.kernel_support import (
     chance_child,
     frames,
     sample,
+    stratified_child,
+    traversal_uniform,
     update_regrets,
 )
 
@@ -69,10 +72,10 @@ def _pure_action(
 def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOptions) -> None:
     """``iterations`` iterations: a traversal for player 0, then for player 1."""
     nodes, values, cdf, depth_bound = tree
-    regret, current, cumulative, log_at, weight_at, scalars, rng = state
-    alpha, beta, gamma, _averaging, _epsilon = options
+    regret, current, cumulative, log_at, weight_at, scalars, rng, shift = state
+    alpha, beta, gamma, _averaging, _epsilon, chance_draws = options
     width = regret.shape[1]
-    frame_node, frame_next, frame_value = frames(depth_bound, width)
+    frame_node, frame_next, frame_value, frame_u = frames(depth_bound, width)
     drawn_at = np.full(regret.shape[0], -1.0)
     drawn = np.zeros(regret.shape[0], np.int64)
     instant = np.empty(width)
@@ -83,6 +86,7 @@ def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOp
             stamp = 2.0 * scalars[ITERATION] + player
             depth = 0
             node = 0
+            u = traversal_uniform(shift, player, scalars, chance_draws)
             while True:
                 while True:  # descend along the sampled profile, a frame per traverser node
                     code = nodes[node, CODE]
@@ -90,7 +94,10 @@ def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOp
                         value = values[node, player]
                         break
                     if code == CHANCE:
-                        node = chance_child(nodes, cdf, node, rng)
+                        if chance_draws == STRATIFIED:
+                            node, u = stratified_child(nodes, cdf, node, u)
+                        else:
+                            node = chance_child(nodes, cdf, node, rng)
                         continue
                     infoset, n = nodes[node, INDEX], nodes[node, COUNT]
                     a, first_draw = _pure_action(infoset, n, stamp, current, drawn_at, drawn, rng)
@@ -101,6 +108,7 @@ def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOp
                         continue
                     frame_node[depth] = node
                     frame_next[depth] = 0
+                    frame_u[depth] = u
                     depth += 1
                     node = nodes[node, FIRST]
                 while depth > 0:  # ascend: hand the value to the deepest frame with children left
@@ -111,6 +119,7 @@ def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOp
                     n = nodes[parent, COUNT]
                     if frame_next[d] < n:
                         node = nodes[parent, FIRST] + frame_next[d]
+                        u = frame_u[d]
                         break
                     infoset = nodes[parent, INDEX]
                     value = frame_value[d, drawn[infoset]]  # v(h) = v(h a*)
