@@ -102,11 +102,19 @@ def nash_conv(tree: CompiledTree, strategy: FloatArray) -> float:
     return exploitability_of_strategy(tree, strategy).nash_conv
 
 
-def our_runner(tree: CompiledTree, game: Any, algorithm: str, sampling: str = "none", seed: int = 0) -> OurRunner:
+def our_runner(
+    tree: CompiledTree,
+    game: Any,
+    algorithm: str,
+    sampling: str = "none",
+    seed: int = 0,
+    chance_draws: str | None = None,
+) -> OurRunner:
     """Our solver of ``algorithm`` with ``sampling``; a sampled solver's kernel is compiled here, untimed."""
     if sampling == "none":
         return OurRunner(tree, game, cfr_agents.make_solver(tree, algorithm))
-    solver = cfr_agents.make_solver(tree, algorithm, sampling=sampling, rng=np.random.default_rng(seed))
+    solver = cfr_agents.make_solver(tree, algorithm, sampling=sampling, rng=np.random.default_rng(seed),
+                                    chance_draws=chance_draws)  # fmt: skip
     assert isinstance(solver, SampledSolver)
     solver.compile()
     return OurRunner(tree, game, solver)

@@ -172,11 +172,13 @@ _MARKERS = {"openspiel-cpp": "x", "openspiel-python": "+"}
 
 
 def _style(run: Convergence) -> dict[str, object]:
-    """Full-tree runs: thick, coloured by algorithm, styled by implementation. Sampled runs: thin,
-    coloured by scheme; ours styled by algorithm, OpenSpiel's marked by implementation."""
+    """Full-tree runs: thick, coloured by algorithm, styled by implementation. Sampled runs: thin
+    (ours with stratified chance draws: thicker), coloured by scheme; ours styled by algorithm,
+    OpenSpiel's marked by implementation."""
     if run.sampling == "none":
         return {"color": _ALGORITHM_COLOURS[run.algorithm], "linestyle": _FULL_TREE_STYLES[run.family], "linewidth": 2}
-    style: dict[str, object] = {"color": _SCHEME_COLOURS[run.sampling], "linewidth": 1.1}
+    stratified = run.solver.endswith(" stratified")  # thicker: chance drawn by --chance-draws stratified
+    style: dict[str, object] = {"color": _SCHEME_COLOURS[run.sampling], "linewidth": 2.2 if stratified else 1.1}
     if run.family == "ours":
         return {**style, "linestyle": _SAMPLED_STYLES[run.algorithm]}
     return {**style, "linestyle": "-", "marker": _MARKERS[run.family], "markevery": 0.08, "markersize": 6}

@@ -87,7 +87,8 @@ METHOD = (
     f" OutcomeSamplingMCCFRSolver(game, {DEFAULT_EPSILON}, seed). OpenSpiel Python: external_sampling_mccfr"
     ".ExternalSamplingSolver (AverageType.SIMPLE) and outcome_sampling_mccfr.OutcomeSamplingSolver, seeded by"
     " numpy.random.seed. Ours: external sampling with simple averaging, outcome sampling with epsilon"
-    f" {DEFAULT_EPSILON} and stochastically-weighted averaging, chance and pure sampling as documented.",
+    f" {DEFAULT_EPSILON} and stochastically-weighted averaging, chance and pure sampling as documented;"
+    " 'stratified' rows draw chance outcomes with --chance-draws stratified, the others independently.",
 )
 
 
@@ -131,15 +132,18 @@ YARDSTICKS: dict[str, Yardstick] = {
     )
 }  # fmt: skip
 
-EVERY_SCHEME_CFR = tuple((scheme, "cfr") for scheme in SCHEMES)
+EVERY_SCHEME_CFR = (
+    *((scheme, "cfr", "independent") for scheme in SCHEMES),
+    *((scheme, "cfr", "stratified") for scheme in SCHEMES),
+)
 VARIANTS = (
     *EVERY_SCHEME_CFR,
-    ("external", "cfr+"), ("external", "lcfr"), ("external", "dcfr"),
-    ("chance", "cfr+"), ("chance", "dcfr"),
-    ("outcome", "cfr+"),
-    ("pure", "cfr+"),
+    ("external", "cfr+", "independent"), ("external", "lcfr", "independent"), ("external", "dcfr", "independent"),
+    ("chance", "cfr+", "independent"), ("chance", "dcfr", "independent"),
+    ("outcome", "cfr+", "independent"),
+    ("pure", "cfr+", "independent"),
 )  # fmt: skip
-"""``(sampling, algorithm)`` of our configurations on the target game."""
+"""``(sampling, algorithm, chance draws)`` of our configurations on the target game."""
 
 
 @dataclass(frozen=True)
@@ -148,7 +152,7 @@ class SampledGame:
     """Our adapter's game id."""
     pyspiel_name: str
     """The pyspiel game the yardsticks run on (native, or bridged by ``import adapters``)."""
-    configurations: tuple[tuple[str, str], ...]
+    configurations: tuple[tuple[str, str, str], ...]
     yardsticks: tuple[str, ...]
     seeded: bool
     """Run :data:`SEEDED` and the best configuration with every seed (else seed 0 only)."""
@@ -238,8 +242,9 @@ class MCCFRRunner:
 # Contenders and runs
 
 
-def configuration_name(sampling: str, algorithm: str) -> str:
-    return f"{sampling} {algorithm}"
+def configuration_name(sampling: str, algorithm: str, chance_draws: str = "independent") -> str:
+    """``external cfr``; with stratified chance draws, ``external cfr stratified``."""
+    return f"{sampling} {algorithm}" + ("" if chance_draws == "independent" else f" {chance_draws}")
 
 
 def contenders(
@@ -254,11 +259,11 @@ def contenders(
     full-tree reference, with ``seed``."""
     entries = [
         Contender(
-            configuration_name(sampling, algorithm), "ours", algorithm, sampling,
-            f"{configuration_name(sampling, algorithm)} (ours)",
-            partial(our_runner, tree, game, algorithm, sampling, seed), seed,
+            configuration_name(sampling, algorithm, draws), "ours", algorithm, sampling,
+            f"{configuration_name(sampling, algorithm, draws)} (ours)",
+            partial(our_runner, tree, game, algorithm, sampling, seed, draws), seed,
         )
-        for sampling, algorithm in spec.configurations
+        for sampling, algorithm, draws in spec.configurations
     ]  # fmt: skip
     for name in spec.yardsticks:
         yardstick = YARDSTICKS[name]

@@ -18,6 +18,11 @@ scheme      paper                                       averaging (first = defau
 ``outcome`` Lanctot et al. 2009 (epsilon-greedy)        ``stochastic``, ``optimistic``
 ``pure``    Gibson 2014; Wolff & Tan                    ``sampled``
 =========== =========================================== ================================
+
+Every scheme draws chance outcomes independently at each chance node (``chance_draws="independent"``,
+as the papers do) or from one stratified uniform per traversal (``"stratified"``: randomised
+quasi-Monte Carlo, see :mod:`~cfr_agents.solvers.sampling.kernel_support`), which keeps each
+iteration's sampled regrets unbiased and spreads the deals evenly over iterations.
 """
 
 from __future__ import annotations
