@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from cfr_agents.cli import main
+from eval.sweep import parse_grid
 
 KUHN_SWEEP = ["sweep", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", "--sampling", "external",
               "--grid", "alpha=1,1.5;averaging=simple,full", "--seeds", "0-1", "--iterations", "20000",
@@ -80,6 +81,14 @@ def test_a_killed_local_worker_is_retried_from_its_checkpoint(
     assert deterministic(faulty) == deterministic(clean)
 
 
+def test_the_grid_takes_chance_draws() -> None:
+    configurations = parse_grid("chance_draws=independent,stratified;averaging=simple", "cfr", "external")
+    assert [c.name for c in configurations] == [
+        "chance_draws=independent,averaging=simple",
+        "chance_draws=stratified,averaging=simple",
+    ]
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
@@ -88,6 +97,8 @@ def test_a_killed_local_worker_is_retried_from_its_checkpoint(
         (["--grid", ";"], "--grid is empty"),
         (["--grid", "alpha=1,x"], "is not a number"),
         (["--grid", "epsilon=0.5"], "applies to sampled solvers only"),
+        (["--grid", "chance_draws=stratified"], "applies to sampled solvers only"),
+        (["--sampling", "external", "--algo", "cfr", "--grid", "chance_draws=sobol"], "unknown chance draws 'sobol'"),
         (["--grid", "alpha=1", "--seeds", "3-1"], "must name distinct non-negative seeds"),
         (["--grid", "alpha=1", "--ray", "127.0.0.1:9"], "cannot reach Ray at 127.0.0.1:9"),
         (["--grid", "alpha=1", "--ray", "nowhere"], "must be HOST:PORT"),
