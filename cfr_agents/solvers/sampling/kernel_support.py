@@ -22,12 +22,12 @@ All state lives in arrays the Python side owns (so a checkpoint is a set of arra
 
 Chance draws (``chance_draws``):
 
-* ``INDEPENDENT`` -- a fresh uniform from ``rng`` at every chance node (the textbook schemes);
-* ``STRATIFIED`` -- one uniform :math:`u` per traversal drives every chance node of it by inverse CDF:
-  a node picks the child :math:`c` with :math:`F_{c-1} \le u < F_c` and hands
-  :math:`(u - F_{c-1}) / p_c` (again uniform, given :math:`c`) to the chance nodes below
-  (:func:`stratified_child`). A traversal's branches restart from the :math:`u` their frame saved, so they
-  meet the same later chance outcomes (common random numbers). :math:`u` itself is the randomly shifted
+* independent (code 0) -- a fresh uniform from ``rng`` at every chance node (the textbook schemes);
+* stratified (code :data:`STRATIFIED`) -- one uniform :math:`u` per traversal drives every chance
+  node of it by inverse CDF: a node picks the child :math:`c` with :math:`F_{c-1} \le u < F_c` and
+  hands :math:`(u - F_{c-1}) / p_c` (again uniform, given :math:`c`) to the chance nodes below
+  (:func:`stratified_child`). A traversal's branches restart from the :math:`u` their frame saved, so
+  they meet the same later chance outcomes (common random numbers). :math:`u` itself is the randomly shifted
   Weyl sequence :math:`u_t = \{s_i + t\varphi^{-1}\}` (randomised quasi-Monte Carlo, Cranley &
   Patterson 1976): each :math:`u_t` alone is exactly uniform, so every iteration's sampled regrets keep
   their expectation, while over iterations the chance outcomes are spread evenly instead of at random.
@@ -63,8 +63,8 @@ KernelState: TypeAlias = tuple[
 """``(regret, current, cumulative, log_at, weight_at, scalars, rng, shift)``, as described above."""
 KernelOptions: TypeAlias = tuple[float, float, float, int, float, int]
 """``(alpha, beta, gamma, averaging mode, epsilon, chance draws)``."""
-INDEPENDENT, STRATIFIED = 0, 1
-"""Chance-draw codes, in the order of ``CHANCE_DRAWS``."""
+STRATIFIED = 1
+"""The kernels' code for stratified chance draws (independent draws are 0): the index in ``CHANCE_DRAWS``."""
 _TWO_TO_MINUS_53 = 1.0 / 9007199254740992.0
 _ONE_BELOW_ONE = 1.0 - _TWO_TO_MINUS_53
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
