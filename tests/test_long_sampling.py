@@ -1,4 +1,4 @@
-"""Long sampled runs, excluded from ``make test`` (``make test-slow`` runs them, about 4 minutes).
+"""Long sampled runs, excluded from ``make test`` (``make test-slow`` runs them, under a minute).
 
 Every scheme, with either chance draws, drives NashConv on both Leducs well below what the default
 suite's short budgets ask (uniform play: 4.75 chips on OpenSpiel Leduc). The bounds are documented in
