@@ -223,8 +223,10 @@ def test_the_policy_file_records_the_scheme(tmp_path: Path) -> None:
         ({"algorithm": "cfr", "sampling": "external", "epsilon": 0.5}, "only applies to --sampling outcome"),
         ({"algorithm": "cfr", "sampling": "outcome", "epsilon": 0.0}, "must be in (0, 1]"),
         ({"algorithm": "cfr", "sampling": "bogus"}, "unknown sampling scheme"),
-        ({"algorithm": "cfr", "sampling": "none", "averaging": "simple"}, "apply to sampled solvers only"),
-        ({"algorithm": "cfr", "sampling": "none", "chance_draws": "stratified"}, "apply to sampled solvers only"),
+        ({"algorithm": "cfr", "sampling": "none", "averaging": "simple"}, "--averaging applies to sampled solvers"),
+        ({"algorithm": "cfr", "sampling": "none", "chance_draws": "stratified"}, "--chance-draws applies to sampled"),
+        ({"algorithm": "cfr", "sampling": "none", "averaging": "full", "epsilon": 0.5},
+         "--averaging and --epsilon apply to sampled"),
         ({"algorithm": "cfr", "sampling": "external", "chance_draws": "sobol"}, "unknown chance draws"),
     ],
 )

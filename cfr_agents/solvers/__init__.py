@@ -44,10 +44,11 @@ def make_solver(
     rule = rule or ALGORITHMS[algorithm]
     tree = game if isinstance(game, CompiledTree) else compile_tree(game)
     if sampling == "none":
-        if averaging is not None or epsilon is not None or chance_draws is not None:
-            raise InputError(
-                "--averaging, --epsilon and --chance-draws apply to sampled solvers only (give --sampling)"
-            )
+        given = [name for name, value in (("--averaging", averaging), ("--epsilon", epsilon),
+                                          ("--chance-draws", chance_draws)) if value is not None]  # fmt: skip
+        if given:
+            verb = "applies" if len(given) == 1 else "apply"
+            raise InputError(f"{' and '.join(given)} {verb} to sampled solvers only (give --sampling)")
         return FullTreeSolver(tree, rule, algorithm)
     if rng is None:
         raise InputError("a sampled solver needs a numpy.random.Generator (rng=np.random.default_rng(seed))")
