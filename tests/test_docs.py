@@ -98,3 +98,18 @@ def test_examples_answer_bad_input_with_one_error(
 def test_doctests(module: object) -> None:
     result = doctest.testmod(module)  # type: ignore[arg-type]
     assert result.attempted > 0 and result.failed == 0
+
+
+TEST_REFERENCE = re.compile(r"`(tests/[\w/]+\.py)(?:::(\w+))?`")
+
+
+def test_every_test_the_readme_names_exists() -> None:
+    """The Guarantees table (and the rest of the README) cites tests by path and name; each must exist."""
+    references = TEST_REFERENCE.findall((ROOT / "README.md").read_text())
+    assert len(references) > 20, "the README cites tests"
+    missing = [
+        f"{path}::{name}"
+        for path, name in references
+        if not (ROOT / path).is_file() or (name and f"def {name}(" not in (ROOT / path).read_text())
+    ]
+    assert not missing, missing
