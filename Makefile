@@ -9,7 +9,7 @@ MODELS := eval/opponents/models
 DEMO_SHIPPED := $(if $(wildcard $(MODELS)/rlcard-nfsp_leduc-holdem.json),rlcard-nfsp) \
 	$(if $(wildcard $(MODELS)/rlcard-cfr_leduc-holdem.json),rlcard-cfr)
 
-.PHONY: demo test test-slow lint bench bench-opponents clean
+.PHONY: demo test test-slow lint bench bench-opponents docs clean
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ $(VENV)/.bench: pyproject.toml $(VENV)/.test
 	$(INSTALL) -e ".[nfsp,plot,ray,verify,dev,bench]"
 	touch $@
 
+$(VENV)/.docs: pyproject.toml $(VENV)/.test
+	$(INSTALL) -e ".[nfsp,plot,ray,verify,dev,docs]"
+	touch $@
+
 demo: $(VENV)/.demo
 	mkdir -p out
 	$(BIN)/cfr-agents train --game openspiel:leduc_poker --algo dcfr --iterations 2000 --out out/openspiel_leduc.json
@@ -42,7 +46,7 @@ demo: $(VENV)/.demo
 		rlcard-pretrained-cfr $(DEMO_SHIPPED) --hands 4000 --seed 0 --out out/tournament --quiet
 	$(BIN)/cfr-agents plot strategy out/rlcard_leduc.json --line call:raise:call:SK:check:raise --out out/strategy_line.png
 
-test: $(VENV)/.test lint
+test: $(VENV)/.test lint docs
 	$(BIN)/python -m pytest -m "not slow"
 
 test-slow: $(VENV)/.test
@@ -52,6 +56,7 @@ test-slow: $(VENV)/.test
 lint: $(VENV)/.test
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-logo
 
 bench: $(VENV)/.bench
 	$(BIN)/python benchmarks/solvers.py
@@ -59,6 +64,11 @@ bench: $(VENV)/.bench
 
 bench-opponents: $(VENV)/.test
 	$(BIN)/python benchmarks/opponents.py --out benchmarks/results/opponents.md
+	$(BIN)/python benchmarks/opponent_tables.py --out-dir benchmarks/results
+
+# The documentation site (docs/, Sphinx + MyST) with the API reference; warnings are errors.
+docs: $(VENV)/.docs
+	$(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html
 
 clean:
 	rm -rf $(VENV) out

@@ -12,7 +12,6 @@ as ``python_rlcard_leduc_holdem`` and ``python_rlcard_kuhn_poker`` (see
 :mod:`adapters.pyspiel_game`), so ``pyspiel.load_game`` runs OpenSpiel's algorithms on them.
 """
 
-from adapters import pyspiel_game, rlcard_kuhn
 from adapters.base import CHANCE, TERMINAL, Game, State
 from adapters.errors import (
     IllegalActionError,
@@ -20,27 +19,12 @@ from adapters.errors import (
     UnknownGameError,
     UnsupportedGameError,
 )
+from adapters.games import load_game
+from adapters.pyspiel_game import register as register_pyspiel_games
+from adapters.rlcard_kuhn import register as register_rlcard_kuhn
 
-rlcard_kuhn.register()
-pyspiel_game.register()
-
-
-def load_game(game_id: str) -> Game:
-    """The game for ``openspiel:<pyspiel game string>`` or ``rlcard:<env id>``."""
-    toolkit, _, name = game_id.partition(":")
-    if not name:
-        raise UnknownGameError(
-            f"game id {game_id!r} must look like 'openspiel:leduc_poker' or 'rlcard:leduc-holdem'"
-        )
-    if toolkit == "openspiel":
-        from adapters.openspiel import OpenSpielGame
-
-        return OpenSpielGame(name)
-    if toolkit == "rlcard":
-        from adapters.rlcard import RLCardGame
-
-        return RLCardGame(name)
-    raise UnknownGameError(f"unknown toolkit {toolkit!r} in game id {game_id!r}; use openspiel: or rlcard:")
+register_rlcard_kuhn()
+register_pyspiel_games()
 
 
 __all__ = [

@@ -310,7 +310,7 @@ class RegisteredGame(BridgedGame):
     adapter_game_id: ClassVar[str]
 
     def __init__(self, params: Mapping[str, Any] | None = None) -> None:
-        from adapters import load_game
+        from adapters.games import load_game
 
         super().__init__(load_game(self.adapter_game_id), params)
 
@@ -339,7 +339,7 @@ def bridged_game(game_id: str) -> BridgedGame:
     if name in REGISTERED_GAMES:
         loaded: BridgedGame = pyspiel.load_game(name)
         return loaded
-    from adapters import load_game
+    from adapters.games import load_game
 
     return as_pyspiel_game(load_game(game_id))
 

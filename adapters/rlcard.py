@@ -28,7 +28,7 @@ from typing import Any
 
 import rlcard
 
-from adapters import rlcard_kuhn
+import adapters.rlcard_kuhn as rlcard_kuhn
 from adapters.base import CHANCE, TERMINAL, Game, State, replay
 from adapters.errors import InputError, UnknownGameError
 

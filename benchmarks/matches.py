@@ -31,8 +31,9 @@ from rlcard.agents import RandomAgent
 from cfr_agents import make_solver
 from cfr_agents.files import write_atomic
 from cfr_agents.jobs import LocalPool
+from cfr_agents.tree import load_tree
 from eval.match import play_rlcard_match
-from eval.play import MatchReport, MatchSpec, game_tree
+from eval.play import MatchReport, MatchSpec
 from eval.tournament import run_job
 
 GAME = "rlcard:leduc-holdem"
@@ -54,7 +55,7 @@ def main() -> int:
     parser.add_argument("--out", default="benchmarks/results/matches.md")
     args = parser.parse_args()
     load = os.getloadavg()[0]
-    tree = game_tree(GAME)
+    tree = load_tree(GAME)
     solver = make_solver(tree, "dcfr")
     solver.run(1000)
     policy = solver.average_policy()

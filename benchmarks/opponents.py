@@ -33,9 +33,9 @@ from pathlib import Path
 from adapters import load_game
 from cfr_agents.files import write_atomic
 from cfr_agents.tree import compile_tree
+from eval.agents import strategy_of
 from eval.exploitability import exploitability_of_strategy
 from eval.opponents import available, load_opponent
-from eval.strategy_of import strategy_of
 
 GAMES = ("rlcard:leduc-holdem", "openspiel:leduc_poker")
 STRATEGY_TARGET = 2.0

@@ -2,15 +2,14 @@
 
 Importing the CLI loads NumPy, OpenSpiel and RLCard, which takes a noticeable moment; an
 interrupt then is answered like one during a run: one line ``cfr-agents: interrupted`` and exit
-status 130, never a traceback. This module imports nothing else at import time.
+status 130, never a traceback. This module imports only :mod:`cfr_agents.exit_status` at import time.
 """
 
 from __future__ import annotations
 
 import sys
 
-EXIT_INTERRUPTED = 130
-"""Ctrl-C (128 + SIGINT), as shells report it."""
+from cfr_agents.exit_status import EXIT_INTERRUPTED
 
 
 def main() -> int:

@@ -30,17 +30,13 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, redirect_stdout
 from typing import Any, Protocol, TypeVar
 
-from adapters.errors import InputError
+from adapters.errors import InputError, require_extra
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 ATTEMPTS = 4
 """Runs of one job before its failure is final (a dead worker costs every job it was running one)."""
-
-
-class MissingExtraError(InputError):
-    """An optional dependency is not installed."""
 
 
 class JobFailedError(RuntimeError):
@@ -131,11 +127,7 @@ class RayExecutor:
     """Ray tasks: on the cluster at ``address`` (``HOST:PORT``), or on a local Ray runtime."""
 
     def __init__(self, address: str | None) -> None:
-        try:
-            import ray as ray_module
-        except ImportError:
-            raise MissingExtraError("--ray needs Ray: pip install 'cfr-agents[ray]'") from None
-        ray: Any = ray_module
+        ray: Any = require_extra("ray", "ray", "--ray")
         self._ray = ray
         self.address = address
         if address is not None:

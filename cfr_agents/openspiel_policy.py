@@ -7,18 +7,14 @@ information-state strings are the policy's keys. Either way rows are filled key 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from open_spiel.python.policy import TabularPolicy
 
 from adapters.errors import InputError
 from adapters.pyspiel_game import openspiel_game_of
-
-if TYPE_CHECKING:
-    from cfr_agents.policy import Policy
+from cfr_agents.policy_table import PolicyTable
 
 
-def to_tabular_policy(policy: Policy) -> TabularPolicy:
+def to_tabular_policy(policy: PolicyTable) -> TabularPolicy:
     """Fill a ``TabularPolicy`` row per OpenSpiel information state; a missing state or an
     illegal action is refused."""
     tabular = TabularPolicy(openspiel_game_of(policy.game()))

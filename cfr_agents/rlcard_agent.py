@@ -9,15 +9,13 @@ exactly the infoset the policy was trained on.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from adapters.errors import InputError
 from adapters.rlcard import RLCardGame
-
-if TYPE_CHECKING:
-    from cfr_agents.policy import Policy
+from cfr_agents.policy_table import PolicyTable
 
 
 class _Row:
@@ -38,7 +36,7 @@ class _Row:
 
 
 class PolicyAgent:
-    """Samples its actions from a :class:`~cfr_agents.policy.Policy` with its own Generator.
+    """Samples its actions from a policy (:class:`~cfr_agents.policy.Policy`) with its own Generator.
 
     Each action costs one ``rng.random()`` draw: the first action whose running probability sum
     exceeds it is played (inverse-CDF sampling over the legal actions in RLCard's order). Rows are
@@ -47,7 +45,7 @@ class PolicyAgent:
 
     use_raw = False
 
-    def __init__(self, policy: Policy, rng: np.random.Generator) -> None:
+    def __init__(self, policy: PolicyTable, rng: np.random.Generator) -> None:
         game = policy.game()
         if not isinstance(game, RLCardGame):
             raise InputError(f"rlcard_agent() needs a policy for an rlcard: game, not {policy.game_id}")

@@ -10,11 +10,8 @@ Randomness: the seed is a :class:`numpy.random.SeedSequence`; its first three ch
 deals, agent ``A`` and agent ``B``, each its own stream:
 
 * our policies sample from their own :class:`numpy.random.Generator`;
-* an RLCard agent is asked with its own ``eval_step`` at every decision. RLCard's agents sample from
-  NumPy's global generator, which every agent in the process shares, so when the agent reports its
-  probabilities (``info["probs"]``: RLCard's ``RandomAgent``, ``CFRAgent`` and ``NFSPAgent`` do) the
-  action is drawn from them with the agent's own generator; an agent that reports none (RLCard's
-  rule agents, which are deterministic) plays the action it returns;
+* an RLCard agent is asked with its own ``eval_step`` at every decision, its reported probabilities
+  sampled with the agent's own generator (:class:`eval.agents.OwnStreamAgent`);
 * OpenSpiel policies (``openspiel:`` games) are asked ``action_probabilities(state)`` and sampled
   from the agent's own generator; on an ``rlcard:`` game they play their exact strategy on the tree.
 
@@ -25,7 +22,6 @@ either agent cannot be queried exactly.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import math
 import tempfile
@@ -36,28 +32,20 @@ from typing import Any
 
 import numpy as np
 
-from adapters import load_game
 from adapters.errors import InputError
 from adapters.rlcard import PREFIX as RLCARD_PREFIX
-from adapters.rlcard import RLCardGame
 from cfr_agents.files import write_atomic
 from cfr_agents.policy import Policy
 from cfr_agents.rlcard_agent import PolicyAgent
-from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
+from cfr_agents.tree import CompiledTree, FloatArray, load_tree
 from eval.exploitability import exploitability_of_strategy
 from eval.head_to_head import exact_head_to_head
-from eval.match import MatchResult, RLCardAgent, play_openspiel_match, play_rlcard_match
+from eval.match import MatchResult, play_openspiel_match, play_rlcard_match
 from eval.opponents import Opponent, load_opponent
-from eval.strategy_of import AgentQueryError, strategy_of
+from eval.strategy_of import AgentQueryError
 
 MIN_HANDS = 4
 """Two duplicate pairs: the fewest hands whose standard error can be estimated."""
-
-
-@functools.lru_cache(maxsize=8)
-def game_tree(game_id: str) -> CompiledTree:
-    """The compiled tree of ``game_id``, built once per process."""
-    return compile_tree(load_game(game_id))
 
 
 def check_hands(hands: int) -> int:
@@ -147,66 +135,6 @@ class MatchReport:
         }
 
 
-class OwnStreamAgent:
-    """An RLCard agent asked at every decision, its reported probabilities sampled with its own
-    generator (see the module docstring); ``use_raw`` is always ``False``."""
-
-    use_raw = False
-
-    def __init__(self, agent: Any, game: RLCardGame, rng: np.random.Generator) -> None:
-        self.agent = agent
-        self.rng = rng
-        self._ids = {name: i for i, name in enumerate(game.actions)}
-
-    def eval_step(self, state: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
-        action, info = self.agent.eval_step(state)
-        probs = info.get("probs") if isinstance(info, Mapping) else None
-        if probs:
-            names = list(state["raw_legal_actions"])
-            weights = np.array([float(probs.get(name, 0.0)) for name in names])
-            if weights.sum() > 0:
-                cumulative = np.cumsum(weights / weights.sum())
-                index = min(int(np.searchsorted(cumulative, self.rng.random(), side="right")), len(names) - 1)
-                return self._ids[names[index]], info
-        if isinstance(action, str):
-            return self._ids[action], info
-        return int(action), info
-
-    def step(self, state: Mapping[str, Any]) -> int:
-        return self.eval_step(state)[0]
-
-
-def seated_agent(opponent: Opponent, tree: CompiledTree, rng: np.random.Generator) -> RLCardAgent:
-    """``opponent`` as an agent for RLCard's env, sampling from ``rng``."""
-    game = load_game(tree.game_id)
-    assert isinstance(game, RLCardGame)
-    agent = opponent.agent
-    if isinstance(agent, Policy):
-        return PolicyAgent(agent, rng)
-    if hasattr(agent, "eval_step") and hasattr(agent, "use_raw"):
-        return OwnStreamAgent(agent, game, rng)
-    policy = Policy.from_strategy(tree, strategy_of(agent, tree), algorithm=opponent.name, parameters={}, iterations=0)
-    return PolicyAgent(policy, rng)
-
-
-def openspiel_agent(opponent: Opponent) -> Any:
-    """``opponent`` as an OpenSpiel policy (``openspiel:`` games)."""
-    agent = opponent.agent
-    if isinstance(agent, Policy):
-        return agent.openspiel_policy()
-    if hasattr(agent, "action_probabilities"):
-        return agent
-    raise InputError(f"{opponent.name!r} is an RLCard agent; it plays rlcard: games, not {opponent.game_id}")
-
-
-def exact_strategy(opponent: Opponent, tree: CompiledTree) -> FloatArray | str:
-    """The opponent's exact strategy on ``tree``, or why it has none."""
-    try:
-        return strategy_of(opponent.agent, tree)
-    except AgentQueryError as error:
-        return str(error)
-
-
 @dataclass(frozen=True)
 class AgentScore:
     """An agent's exact NashConv and exploitability (``None`` with a note when it cannot be queried)."""
@@ -252,11 +180,11 @@ class Agents:
     def strategy(self, name: str, game_id: str) -> FloatArray | str:
         key = (name, game_id)
         if key not in self._strategies:
-            self._strategies[key] = exact_strategy(self.opponent(name, game_id), game_tree(game_id))
+            self._strategies[key] = _exact_strategy(self.opponent(name, game_id), load_tree(game_id))
         return self._strategies[key]
 
     def score(self, name: str, game_id: str) -> AgentScore:
-        tree = game_tree(game_id)
+        tree = load_tree(game_id)
         strategy = self.strategy(name, game_id)
         if isinstance(strategy, str):
             return AgentScore(name, tree.units, None, None, strategy)
@@ -268,7 +196,7 @@ def play_match(spec: MatchSpec, agents: Agents | None = None, *, show_progress: 
     """Play ``spec`` and score it exactly where both agents can be queried."""
     agents = agents or Agents()
     pairs = check_hands(spec.hands)
-    tree = game_tree(spec.game_id)
+    tree = load_tree(spec.game_id)
     first, second = (agents.opponent(name, spec.game_id) for name in spec.agents)
     deal_seq, seq_a, seq_b = spec.seed_sequence().spawn(3)
     deal_rng, rng_a, rng_b = (np.random.default_rng(s) for s in (deal_seq, seq_a, seq_b))
@@ -281,12 +209,13 @@ def play_match(spec: MatchSpec, agents: Agents | None = None, *, show_progress: 
         sampled = play_rlcard_match(spec.game_id, table_a, table_b, pairs, deal_rng, show_progress=show_progress)
     elif spec.game_id.startswith(RLCARD_PREFIX):
         sampled = play_rlcard_match(
-            spec.game_id, seated_agent(first, tree, rng_a), seated_agent(second, tree, rng_b), pairs, deal_rng,
-            show_progress=show_progress,
+            spec.game_id, first.agent.rlcard_player(tree, rng_a), second.agent.rlcard_player(tree, rng_b), pairs,
+            deal_rng, show_progress=show_progress,
         )  # fmt: skip
     else:
         sampled = play_openspiel_match(
-            spec.game_id, openspiel_agent(first), openspiel_agent(second), pairs, deal_rng, (rng_a, rng_b),
+            spec.game_id, first.agent.openspiel_player(), second.agent.openspiel_player(), pairs, deal_rng,
+            (rng_a, rng_b),
             show_progress=show_progress,
         )  # fmt: skip
     strategy_a, strategy_b = (agents.strategy(name, spec.game_id) for name in spec.agents)
@@ -310,11 +239,19 @@ def play_match(spec: MatchSpec, agents: Agents | None = None, *, show_progress: 
     )
 
 
+def _exact_strategy(opponent: Opponent, tree: CompiledTree) -> FloatArray | str:
+    """The opponent's exact strategy on ``tree``, or why it has none."""
+    try:
+        return opponent.agent.strategy(tree)
+    except AgentQueryError as error:
+        return str(error)
+
+
 def _table_agent(agents: Agents, name: str, game_id: str, rng: np.random.Generator) -> PolicyAgent:
     strategy = agents.strategy(name, game_id)
     if isinstance(strategy, str):
         raise InputError(f"{name!r} has no exact strategy table: {strategy}")
-    policy = Policy.from_strategy(game_tree(game_id), strategy, algorithm=name, parameters={}, iterations=0)
+    policy = Policy.from_strategy(load_tree(game_id), strategy, algorithm=name, parameters={}, iterations=0)
     return PolicyAgent(policy, rng)
 
 
@@ -349,10 +286,7 @@ __all__ = [
     "Agents",
     "MatchReport",
     "MatchSpec",
-    "OwnStreamAgent",
     "check_hands",
     "describe",
-    "game_tree",
     "play_match",
-    "seated_agent",
 ]

@@ -1,7 +1,7 @@
 """Pictures: a tournament's heatmap, NashConv curves, and a policy's strategy along one betting line.
 
 matplotlib is the optional ``[plot]`` extra; without it every function here raises a one-line
-:class:`MissingPlotExtraError` naming the extra to install.
+:class:`~adapters.errors.MissingExtraError` naming the extra to install.
 
 Betting lines (``plot strategy --line``) are written as the Stanford Leduc paper writes them: tokens
 joined by ``:``, each an action name of the game or a public card, in the order they happen. For
@@ -23,28 +23,19 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from adapters.errors import InputError
+from adapters.errors import InputError, require_extra
 from cfr_agents.files import replacing
 from cfr_agents.policy import Policy
-
-EXTRA = "pip install 'cfr-agents[plot]'"
-
-
-class MissingPlotExtraError(InputError):
-    """matplotlib (the ``[plot]`` extra) is not installed."""
 
 
 def pyplot() -> ModuleType:
     """``matplotlib.pyplot`` on the non-interactive Agg backend, or a one-line refusal."""
-    try:
-        matplotlib = importlib.import_module("matplotlib")
-    except ImportError:
-        raise MissingPlotExtraError(f"plotting needs matplotlib, which is not installed: {EXTRA}") from None
+    matplotlib = require_extra("matplotlib", "plot", "plotting")
     matplotlib.use("Agg")
     return importlib.import_module("matplotlib.pyplot")
 
 
-def _save(figure: Any, out: str | Path) -> None:
+def save_png(figure: Any, out: str | Path) -> None:
     """Write ``figure`` as a PNG atomically (via :func:`cfr_agents.files.replacing`)."""
     plt = pyplot()
     with replacing(out) as temporary:
@@ -92,7 +83,7 @@ def heatmap(result: Any, out: str | Path) -> None:
     axes.set_title(f"{result.game_id}: row agent's payoff per hand ({result.units}),\n"
                    f"{result.hands:,} hands per match, ± 95% half-width", fontsize=10)
     figure.colorbar(image, ax=axes, label=f"{result.units} per hand")
-    _save(figure, out)
+    save_png(figure, out)
 
 
 # --- NashConv curves -----------------------------------------------------------------------------
@@ -149,7 +140,7 @@ def plot_curves(paths: Sequence[str | Path], out: str | Path) -> list[Curve]:
     by_iterations.legend(fontsize=8)
     by_iterations.set_title("NashConv against iterations")
     by_seconds.set_title("NashConv against solve time")
-    _save(figure, out)
+    save_png(figure, out)
     return curves
 
 
@@ -169,7 +160,7 @@ def plot_sweep(runs: Sequence[tuple[str, Sequence[Sequence[float]]]], out: str |
                   label=name if first else None)  # fmt: skip
     axes.set(xscale="log", yscale="log", xlabel="solve seconds", ylabel="NashConv", title="NashConv against solve time")
     axes.legend(fontsize=7)
-    _save(figure, out)
+    save_png(figure, out)
 
 
 # --- a strategy along one betting line -----------------------------------------------------------
@@ -305,7 +296,7 @@ def plot_strategy(policy: Policy, line: str, out: str | Path, seat: int | None =
     axes.set_xlabel("private card")
     axes.legend(fontsize=8, ncols=len(actions))
     axes.set_title(f"{strategy.game_id}, seat {strategy.player} to act after {strategy.line}", fontsize=9)
-    _save(figure, out)
+    save_png(figure, out)
     return strategy
 
 
@@ -316,14 +307,13 @@ def _pretty(hand: str) -> str:
 
 
 __all__ = [
-    "EXTRA",
     "Curve",
     "LineStrategy",
-    "MissingPlotExtraError",
     "heatmap",
     "line_strategy",
     "plot_curves",
     "plot_strategy",
     "pyplot",
     "read_curve",
+    "save_png",
 ]

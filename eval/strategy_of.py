@@ -1,7 +1,7 @@
 r"""The exact strategy of any agent on the compiled tree: an ``(N, A)`` array :math:`\sigma(I, a)`.
 
 The tree is built from the toolkit's own engine, so every infoset :math:`I` has a state the
-toolkit would hand an agent there. :func:`strategy_of` queries the agent once per infoset:
+toolkit would hand an agent there. :func:`eval.strategy_of` (:mod:`eval.agents`) queries the agent once per infoset:
 
 * our :class:`~cfr_agents.policy.Policy`: its table, row for row;
 * an ``open_spiel.python.policy.Policy`` or a ``pyspiel.Policy`` (``openspiel:`` games, and RLCard
@@ -31,14 +31,12 @@ from typing import Any
 import numpy as np
 import pyspiel
 import rlcard
-from open_spiel.python import policy as openspiel_policy
 
 from adapters import Game, State, load_game
 from adapters.errors import InputError
 from adapters.openspiel import OpenSpielState
 from adapters.pyspiel_game import BridgedGame, BridgedState, openspiel_game_of
 from adapters.rlcard import PREFIX, RLCardGame, RLCardState
-from cfr_agents.policy import Policy
 from cfr_agents.tree import CompiledTree, FloatArray
 
 TOLERANCE = 1e-9
@@ -92,20 +90,16 @@ def infoset_states(tree: CompiledTree) -> InfosetStates:
     return InfosetStates(tree, game, found)
 
 
-def strategy_of(agent: object, tree: CompiledTree) -> FloatArray:
-    """The ``(N, A)`` strategy ``agent`` plays on ``tree``; see the module docstring."""
-    if isinstance(agent, Policy):
-        return agent.strategy_on(tree)
-    if isinstance(agent, openspiel_policy.Policy | pyspiel.Policy):
-        return _checked(_openspiel_rows(agent, infoset_states(tree)), tree, _describe(agent))
-    if hasattr(agent, "eval_step") and hasattr(agent, "use_raw"):
-        if not tree.game_id.startswith(PREFIX):
-            raise InputError(f"an RLCard agent plays rlcard: games, not {tree.game_id}")
-        return _checked(_rlcard_rows(agent, infoset_states(tree)), tree, _describe(agent))
-    raise InputError(
-        f"cannot query {_describe(agent)}: give a cfr_agents Policy, an OpenSpiel policy "
-        "or an RLCard agent (use_raw, eval_step)"
-    )
+def openspiel_strategy(agent: Any, tree: CompiledTree) -> FloatArray:
+    """The strategy of an OpenSpiel policy (``action_probabilities(state)``) on ``tree``."""
+    return _checked(_openspiel_rows(agent, infoset_states(tree)), tree, describe(agent))
+
+
+def rlcard_strategy(agent: Any, tree: CompiledTree) -> FloatArray:
+    """The strategy of an RLCard agent (``eval_step(state)``) on the tree of an ``rlcard:`` game."""
+    if not tree.game_id.startswith(PREFIX):
+        raise InputError(f"an RLCard agent plays rlcard: games, not {tree.game_id}")
+    return _checked(_rlcard_rows(agent, infoset_states(tree)), tree, describe(agent))
 
 
 @contextlib.contextmanager
@@ -118,7 +112,8 @@ def preserved_global_rng() -> Iterator[None]:
         np.random.set_state(saved)
 
 
-def _describe(agent: object) -> str:
+def describe(agent: object) -> str:
+    """``"agent <module>.<class>"``: how refusals name an agent."""
     return f"agent {type(agent).__module__}.{type(agent).__qualname__}"
 
 
@@ -164,7 +159,7 @@ def _row(
 
 
 def _openspiel_rows(agent: Any, states: InfosetStates) -> Callable[[int], FloatArray]:
-    name = _describe(agent)
+    name = describe(agent)
     bridged: BridgedGame | None = None
     if not isinstance(states.game, RLCardGame):
         to_pyspiel: Callable[[State], pyspiel.State] = _native_state
@@ -206,7 +201,7 @@ def _rlcard_rows(agent: Any, states: InfosetStates) -> Callable[[int], FloatArra
     game = states.game
     assert isinstance(game, RLCardGame)
     env = rlcard.make(game.spec.env_id)
-    name = _describe(agent)
+    name = describe(agent)
     ids = {action: i for i, action in enumerate(game.actions)}
 
     def row_of(row: int) -> FloatArray:

@@ -23,9 +23,10 @@ from typing import Any
 from adapters.errors import InputError
 from cfr_agents.jobs import Executor, RayExecutor
 from cfr_agents.policy import FORMAT as POLICY_FORMAT
+from cfr_agents.tree import load_tree
 from eval.opponents import is_file_name
 from eval.opponents.nfsp import one_thread
-from eval.play import Agents, AgentScore, MatchReport, MatchSpec, check_hands, game_tree, play_match
+from eval.play import Agents, AgentScore, MatchReport, MatchSpec, check_hands, play_match
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,7 @@ def run_tournament(
     """
     check_hands(hands)
     check_agents(game_id, agents)
-    tree = game_tree(game_id)
+    tree = load_tree(game_id)
     files = policy_contents(agents) if isinstance(executor, RayExecutor) else {}
     specs = [
         MatchSpec(game_id, pair, hands, seed, spawn_key=(index,), files=files)

@@ -47,8 +47,9 @@ from cfr_agents import make_solver
 from cfr_agents.cli.common import non_negative_int, one_line, positive_int
 from cfr_agents.files import check_outputs, write_atomic
 from cfr_agents.jobs import LocalPool, default_workers
+from cfr_agents.tree import load_tree
 from eval import exploitability
-from eval.play import Agents, MatchReport, MatchSpec, check_hands, game_tree
+from eval.play import Agents, MatchReport, MatchSpec, check_hands
 from eval.tournament import run_job
 
 GAME = "rlcard:leduc-holdem"
@@ -96,7 +97,7 @@ def play(spec: MatchSpec) -> tuple[MatchReport, float]:
 def train(job: TrainJob) -> list[Checkpoint]:
     """Train one system, saving its average policy and exact exploitability every ``job.every`` iterations."""
     algorithm, sampling = SYSTEMS[job.system]
-    tree = game_tree(GAME)
+    tree = load_tree(GAME)
     rng = np.random.default_rng(np.random.SeedSequence(job.seed, spawn_key=(0, job.index)))
     solver = make_solver(tree, algorithm, sampling=sampling, rng=None if sampling == "none" else rng)
     checkpoints, seconds, cpu = [], 0.0, time.process_time()
@@ -160,7 +161,7 @@ def _cell(value: float | None) -> str:
 def figure(checkpoints: Sequence[Checkpoint], opponents: Sequence[tuple[str, str, str]],
            reports: Sequence[MatchReport], hands: int, out: Path) -> None:  # fmt: skip
     """Four panels as the paper's Figure 1: value against each of (up to) three opponents, exploitability."""
-    from eval.plots import _save, pyplot
+    from eval.plots import pyplot, save_png
 
     plt = pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(12, 8.5))
@@ -198,7 +199,7 @@ def figure(checkpoints: Sequence[Checkpoint], opponents: Sequence[tuple[str, str
     ax.legend(fontsize=8)
     fig.suptitle("RLCard Leduc Hold'em: the Stanford experiment with exact evaluation", fontsize=11)
     fig.tight_layout()
-    _save(fig, out)
+    save_png(fig, out)
 
 
 def summary(checkpoints: Sequence[Checkpoint], opponents: Sequence[tuple[str, str, str]],

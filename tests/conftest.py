@@ -7,11 +7,13 @@ every run. ``make test-slow`` passes ``--hypothesis-profile=slow``: many more, f
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.support import GAME_IDS
+from cfr_agents import make_solver
+from tests.support import GAME_IDS, tree
 
 UNTIMED = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 """Examples that train or call OpenSpiel take their time; no per-example deadline."""
@@ -32,3 +34,16 @@ def local_ray() -> Iterator[None]:
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def policy_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A policy file per game the match tests play, from 300 iterations of DCFR."""
+    directory = tmp_path_factory.mktemp("policies")
+    files = {}
+    for game_id in ("rlcard:leduc-holdem", "openspiel:kuhn_poker", "rlcard:kuhn-poker"):
+        solver = make_solver(tree(game_id), "dcfr")
+        solver.run(300)
+        files[game_id] = directory / f"{game_id.replace(':', '_')}.json"
+        solver.average_policy().save(files[game_id])
+    return files

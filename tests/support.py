@@ -1,14 +1,19 @@
-"""Games and compiled trees built once per test session, and values the tests share."""
+"""Games and compiled trees built once per test session, and the values, checks and runners the
+tests share."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
-from collections.abc import Iterator
-from typing import Any
+import io
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple
 
+import numpy as np
 import pyspiel
 import pytest
+from numpy.typing import ArrayLike
 from open_spiel.python.algorithms import expected_game_score
 from open_spiel.python.policy import TabularPolicy
 
@@ -16,6 +21,20 @@ import adapters
 from adapters import Game
 from adapters.rlcard import RLCardGame
 from cfr_agents.tree import CompiledTree, compile_tree
+
+FLOAT32_RTOL = 16 * float(np.finfo(np.float32).eps)
+"""Relative tolerance for an exact value computed from float32 network outputs.
+
+torch float32 network outputs differ in their last bits between CPUs (different SIMD kernels and
+summation orders); an exact value computed from them (a NashConv) inherits a relative error of a
+few float32 epsilons. 16 epsilons (about 1.9e-6) allow for that and still fail on any real change
+of the network."""
+
+MATCH_REPORT_FIELDS = frozenset(
+    {"game", "agents", "hands", "mean", "standard_error", "ci95", "units", "mbb_per_hand", "exact"}
+)
+"""The fields of every match report: ``cfr-agents match --json`` and each match of a tournament's
+``results.json``."""
 
 GAME_IDS = (
     "openspiel:kuhn_poker",
@@ -41,6 +60,56 @@ def cli_commands() -> dict[str, argparse.ArgumentParser]:
 
     [commands] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
     return dict(commands.choices)
+
+
+class CliRun(NamedTuple):
+    """What one ``cfr-agents`` command did."""
+
+    status: int
+    out: str
+    err: str
+
+
+def run_cli(argv: Sequence[str]) -> CliRun:
+    """Run ``cfr-agents argv`` in this process and capture its exit status, standard output and error.
+
+    argparse's own exits (``--help``, ``--version``, usage errors) count as the status they carry.
+    """
+    from cfr_agents.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(list(argv))
+        except SystemExit as exit_:
+            status = 0 if exit_.code is None else exit_.code if isinstance(exit_.code, int) else 1
+    return CliRun(status, out.getvalue(), err.getvalue())
+
+
+def assert_within_standard_errors(
+    sampled: ArrayLike, exact: ArrayLike, standard_error: ArrayLike, k: float = 4.0, *, atol: float = 0.0
+) -> None:
+    """Assert ``|sampled - exact| <= k * standard_error + atol``, elementwise for arrays, naming the
+    worst cell and its distance ``z = |sampled - exact| / standard_error`` in standard errors.
+
+    An unbiased sampled mean strays beyond 4 standard errors with probability about 6e-5, beyond 5
+    about 6e-7 (normal tails). ``atol`` absorbs rounding where a standard error is 0 (a cell whose
+    samples never varied must then equal its exact value). Some standard error must be positive:
+    samples that never varied test nothing.
+    """
+    arrays = (np.asarray(x, dtype=np.float64) for x in (sampled, exact, standard_error))
+    values, exacts, errors = np.broadcast_arrays(*arrays)
+    assert np.any(errors > 0), f"no positive standard error: the samples never varied (sampled {values})"
+    distance = np.abs(values - exacts)
+    excess = np.nan_to_num(distance - (k * errors + atol), nan=np.inf)
+    if np.any(excess > 0):
+        worst = np.unravel_index(int(np.argmax(excess)), excess.shape)
+        cell = f" at {tuple(int(i) for i in worst)}" if excess.ndim else ""
+        z = distance[worst] / errors[worst] if errors[worst] > 0 else np.inf
+        raise AssertionError(
+            f"sampled {float(values[worst])!r} is {z:.2f} standard errors ({errors[worst]:.3g}) from exact "
+            f"{float(exacts[worst])!r}{cell}; at most {k} allowed"
+        )
 
 
 def card_name(card: Any) -> str:

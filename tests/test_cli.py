@@ -18,34 +18,37 @@ from pathlib import Path
 
 import pytest
 
-from cfr_agents.cli import build_parser, main
+from cfr_agents.cli import build_parser
 from cfr_agents.cli.common import Parser
-from tests.support import cli_commands
+from tests.support import cli_commands, run_cli
 
 TRAIN_FIELDS = {"game", "algo", "iterations", "build_seconds", "solve_seconds", "nash_conv", "exploitability",
                 "units", "iterations_per_second", "peak_rss_mb"}  # fmt: skip
 
 
-def test_train_and_measure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_train_and_measure(tmp_path: Path) -> None:
     out = tmp_path / "kuhn.json"
     args = ["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr+", "--iterations", "200"]
-    assert main([*args, "--out", str(out), "--json", "--seed", "3"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    status, printed, _ = run_cli([*args, "--out", str(out), "--json", "--seed", "3"])
+    assert status == 0
+    report = json.loads(printed)
     assert set(report) >= TRAIN_FIELDS
     assert (report["game"], report["algo"], report["iterations"], report["units"]) == (
         "openspiel:kuhn_poker", "cfr+", 200, "chips")  # fmt: skip
     assert report["exploitability"] == pytest.approx(report["nash_conv"] / 2)
-    assert main(["exploitability", str(out), "--json", "--cross-check"]) == 0
-    measured = json.loads(capsys.readouterr().out)
+    status, printed, _ = run_cli(["exploitability", str(out), "--json", "--cross-check"])
+    assert status == 0
+    measured = json.loads(printed)
     assert measured["nash_conv"] == pytest.approx(report["nash_conv"], abs=1e-12)
     assert abs(measured["difference"]) <= 1e-9
 
 
-def test_target_and_curve(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_target_and_curve(tmp_path: Path) -> None:
     out, curve = tmp_path / "leduc.json", tmp_path / "curve.csv"
     args = ["train", "--game", "openspiel:leduc_poker", "--algo", "dcfr", "--target-nash-conv", "0.01"]
-    assert main([*args, "--iterations", "5000", "--out", str(out), "--curve", str(curve), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    status, printed, _ = run_cli([*args, "--iterations", "5000", "--out", str(out), "--curve", str(curve), "--json"])
+    assert status == 0
+    report = json.loads(printed)
     assert report["stopped_by"] == "target_nash_conv" and report["nash_conv"] <= 0.01
     assert report["iterations"] < 5000
     rows = list(csv.DictReader(curve.open()))
@@ -54,10 +57,11 @@ def test_target_and_curve(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert float(rows[0]["nash_conv"]) > float(rows[-1]["nash_conv"])
 
 
-def test_time_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_time_limit(tmp_path: Path) -> None:
     args = ["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--time-limit", "0.2"]
-    assert main([*args, "--out", str(tmp_path / "k.json"), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    status, printed, _ = run_cli([*args, "--out", str(tmp_path / "k.json"), "--json"])
+    assert status == 0
+    report = json.loads(printed)
     assert report["stopped_by"] == "time_limit" and 0.2 <= report["solve_seconds"] < 1.0
 
 
@@ -95,36 +99,33 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, argv: list[str], messa
     assert not (tmp_path / "x.json").exists()
 
 
-def test_an_output_that_is_a_directory_is_refused_before_training(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_output_that_is_a_directory_is_refused_before_training(tmp_path: Path) -> None:
     args = ["train", "--game", "openspiel:leduc_poker", "--algo", "cfr", "--iterations", "5", "--quiet"]
-    assert main([*args, "--out", str(tmp_path)]) == 2
-    captured = capsys.readouterr()
-    assert "is a directory" in captured.err and "infosets" not in captured.err
+    status, _, err = run_cli([*args, "--out", str(tmp_path)])
+    assert status == 2
+    assert "is a directory" in err and "infosets" not in err
     assert list(tmp_path.iterdir()) == []
 
 
-def test_corrupt_and_mismatched_policy_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_corrupt_and_mismatched_policy_files(tmp_path: Path) -> None:
     corrupt = tmp_path / "corrupt.json"
     corrupt.write_text('{"format": "cfr-agents-policy", ')
-    assert main(["exploitability", str(corrupt)]) == 2
-    assert "not valid JSON" in capsys.readouterr().err
+    status, _, err = run_cli(["exploitability", str(corrupt)])
+    assert status == 2 and "not valid JSON" in err
     good = tmp_path / "good.json"
-    assert main(["train", "--game", "rlcard:kuhn-poker", "--algo", "cfr", "--iterations", "3", "--out", str(good)]) == 0
+    train = ["train", "--game", "rlcard:kuhn-poker", "--algo", "cfr", "--iterations", "3", "--out", str(good)]
+    assert run_cli(train).status == 0
     data = json.loads(good.read_text())
     data["game"] = "openspiel:kuhn_poker"
     (tmp_path / "other.json").write_text(json.dumps(data))
-    capsys.readouterr()
-    assert main(["exploitability", str(tmp_path / "other.json")]) == 2
-    assert "rules" in capsys.readouterr().err
+    status, _, err = run_cli(["exploitability", str(tmp_path / "other.json")])
+    assert status == 2 and "rules" in err
 
 
-def test_version(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exit_:
-        main(["--version"])
-    assert exit_.value.code == 0
-    assert capsys.readouterr().out == f"cfr-agents {importlib.metadata.version('cfr-agents')}\n"
+def test_version() -> None:
+    status, out, _ = run_cli(["--version"])
+    assert status == 0
+    assert out == f"cfr-agents {importlib.metadata.version('cfr-agents')}\n"
 
 
 def test_help_is_plain_text() -> None:
@@ -172,11 +173,7 @@ def test_the_progress_bar_shows_nash_conv_on_a_terminal(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("argv", [["exploitability", "two\nlines\x0c.json"], ["train", "--algo", "x\ny"]])
-def test_an_error_quoting_a_line_break_stays_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    try:
-        status = main(argv)
-    except SystemExit as exit_:  # argparse exits itself
-        status = int(exit_.code or 0)
-    err = capsys.readouterr().err
+def test_an_error_quoting_a_line_break_stays_one_line(argv: list[str]) -> None:
+    status, _, err = run_cli(argv)
     assert status == 2
     assert len(err.splitlines()) == 1 and ": error: " in err and "\\n" in err

@@ -1,4 +1,4 @@
-"""The README's Python blocks and the example scripts run as printed."""
+"""The README's and the documentation pages' Python blocks and the example scripts run as printed."""
 
 from __future__ import annotations
 
@@ -14,23 +14,53 @@ import pytest
 import adapters
 import cfr_agents
 import cfr_agents.training
-import eval.opponents
+import eval.opponents.registry
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
+DOCS = ROOT / "docs"
+PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+"""The README and every page of the documentation site, as users read them."""
+PAGES_WITH_CODE = [page for page in PAGES if BLOCK.search(page.read_text())]
 
 
-def test_readme_python_blocks_run_in_order(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def page_id(page: Path) -> str:
+    return str(page.relative_to(ROOT))
+
+
+@pytest.mark.parametrize("page", PAGES_WITH_CODE, ids=page_id)
+def test_python_blocks_run_in_order(
+    page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    blocks = BLOCK.findall((ROOT / "README.md").read_text())
-    assert len(blocks) >= 3
+    """Each page's blocks run in order, as a reader pastes them, in a fresh directory of their own."""
     monkeypatch.chdir(tmp_path)
-    for number, block in enumerate(blocks):
-        exec(compile(block, f"README.md python block {number}", "exec"), {"__name__": "__readme__"})
+    for number, block in enumerate(BLOCK.findall(page.read_text())):
+        exec(compile(block, f"{page_id(page)} python block {number}", "exec"), {"__name__": "__readme__"})
         printed = capsys.readouterr().out
         assert "np." not in printed and "array(" not in printed, (number, printed)  # plain numbers, as shown
-    assert [p.name for p in tmp_path.iterdir()] == ["out"]  # files go to out/, as in `make demo`
+    assert {p.name for p in tmp_path.iterdir()} <= {"out"}  # files go to out/, as in `make demo`
+
+
+def test_the_pages_keep_their_python_blocks() -> None:
+    blocks = {page_id(page): len(BLOCK.findall(page.read_text())) for page in PAGES}
+    assert blocks["README.md"] >= 1 and sum(blocks.values()) >= 8, blocks
+
+
+def test_the_readme_is_short_and_links_every_page() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 220
+    linked = set(re.findall(r"\]\((docs/[\w-]+\.md)(?:#[\w-]*)?\)", readme))
+    pages = {f"docs/{page.name}" for page in DOCS.glob("*.md") if page.name != "index.md"}
+    assert pages <= linked, sorted(pages - linked)
+    assert all((ROOT / link).is_file() for link in linked), sorted(linked)
+
+
+def test_every_page_is_in_the_index_toctree() -> None:
+    toctree = re.search(r"```\{toctree\}\n(.*?)```", (DOCS / "index.md").read_text(), re.DOTALL)
+    assert toctree is not None
+    entries = {line.strip() for line in toctree.group(1).splitlines() if line.strip() and not line.startswith(":")}
+    pages = {page.stem for page in [*DOCS.glob("*.md"), *DOCS.glob("*.rst")] if page.name != "index.md"}
+    assert pages == entries, (sorted(pages - entries), sorted(entries - pages))
 
 
 EXAMPLES = sorted(p.name for p in (ROOT / "examples").glob("*.py"))
@@ -93,7 +123,7 @@ def test_examples_answer_bad_input_with_one_error(
 
 
 @pytest.mark.parametrize(
-    "module", [adapters, cfr_agents, cfr_agents.training, eval.opponents], ids=lambda m: m.__name__
+    "module", [adapters, cfr_agents, cfr_agents.training, eval.opponents.registry], ids=lambda m: m.__name__
 )
 def test_doctests(module: object) -> None:
     result = doctest.testmod(module)  # type: ignore[arg-type]
@@ -103,13 +133,27 @@ def test_doctests(module: object) -> None:
 TEST_REFERENCE = re.compile(r"`(tests/[\w/]+\.py)(?:::(\w+))?`")
 
 
-def test_every_test_the_readme_names_exists() -> None:
-    """The Guarantees table (and the rest of the README) cites tests by path and name; each must exist."""
-    references = TEST_REFERENCE.findall((ROOT / "README.md").read_text())
-    assert len(references) > 20, "the README cites tests"
+def test_every_test_the_pages_cite_exists() -> None:
+    """The Guarantees table and the other pages cite tests by path and name; each must exist."""
+    references = [reference for page in PAGES for reference in TEST_REFERENCE.findall(page.read_text())]
+    assert len(references) > 20, "the pages cite tests"
     missing = [
         f"{path}::{name}"
         for path, name in references
         if not (ROOT / path).is_file() or (name and f"def {name}(" not in (ROOT / path).read_text())
     ]
     assert not missing, missing
+
+
+def test_every_module_is_in_the_api_reference() -> None:
+    """A new module joins ``docs/api.rst`` (the command line has its own page, ``docs/cli.md``)."""
+    listed = set(re.findall(r"^\.\. automodule:: (\S+)$", (ROOT / "docs" / "api.rst").read_text(), re.MULTILINE))
+    modules = set()
+    for package in ("adapters", "cfr_agents", "eval"):
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            modules.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    entry = ("cfr_agents.console", "cfr_agents.__main__")
+    command_line = {m for m in modules if m.startswith("cfr_agents.cli") or m in entry}
+    assert modules - command_line - listed == set()
+    assert listed <= modules

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from adapters.errors import InputError
-from cfr_agents.cli import main
 from cfr_agents.files import check_outputs, write_atomic
+from tests.support import run_cli
 
 TRAIN = ["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "3", "--quiet"]
 
@@ -34,13 +34,7 @@ def unix_socket(tmp_path: Path) -> Iterator[Path]:
         yield path
 
 
-def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    status = main(argv)
-    err = capsys.readouterr().err
-    return status, err
-
-
-def test_a_symlink_is_written_through_and_stays_a_link(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_symlink_is_written_through_and_stays_a_link(tmp_path: Path) -> None:
     target = tmp_path / "real" / "policy.json"
     target.parent.mkdir()
     target.write_text("old")
@@ -48,7 +42,7 @@ def test_a_symlink_is_written_through_and_stays_a_link(tmp_path: Path, capsys: p
     link.symlink_to(target)
     chain = tmp_path / "chain.json"
     chain.symlink_to(link)
-    assert run_cli([*TRAIN, "--out", str(chain)], capsys)[0] == 0
+    assert run_cli([*TRAIN, "--out", str(chain)]).status == 0
     assert chain.is_symlink() and link.is_symlink() and os.readlink(link) == str(target)
     assert '"cfr-agents-policy"' in target.read_text()
     assert sorted(p.name for p in target.parent.iterdir()) == ["policy.json"]  # no temporary left
@@ -75,13 +69,11 @@ def _link(link: Path, target: Path) -> Path:
 
 @pytest.mark.parametrize("kind", SPECIAL)
 @pytest.mark.parametrize("option", ["--out", "--curve"])
-def test_special_files_are_refused_and_left_alone(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, option: str
-) -> None:
+def test_special_files_are_refused_and_left_alone(tmp_path: Path, kind: str, option: str) -> None:
     special = SPECIAL[kind](tmp_path)
     before = os.stat(special).st_mode
     outputs = {"--out": str(tmp_path / "p.json"), "--curve": str(tmp_path / "c.csv"), option: str(special)}
-    status, err = run_cli([*TRAIN, *(x for pair in outputs.items() for x in pair)], capsys)
+    status, _, err = run_cli([*TRAIN, *(x for pair in outputs.items() for x in pair)])
     assert status == 2 and err.count("\n") == 1 and err.startswith("cfr-agents: error: cannot write")
     assert kind.split(" behind")[0].removeprefix("a ") in err
     assert os.stat(special).st_mode == before
@@ -103,9 +95,7 @@ def test_a_symlink_loop_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("alias", ["same", "symlink", "hard link", "dot path"])
-def test_outputs_that_name_one_file_are_refused_before_training(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], alias: str
-) -> None:
+def test_outputs_that_name_one_file_are_refused_before_training(tmp_path: Path, alias: str) -> None:
     out = tmp_path / "policy.json"
     out.write_text("old")
     other = tmp_path / "." / "policy.json" if alias == "dot path" else tmp_path / "curve.csv"
@@ -115,7 +105,7 @@ def test_outputs_that_name_one_file_are_refused_before_training(
         other.symlink_to(out)
     elif alias == "hard link":
         os.link(out, other)
-    status, err = run_cli([*TRAIN[:-1], "--out", str(out), "--curve", str(other)], capsys)
+    status, _, err = run_cli([*TRAIN[:-1], "--out", str(out), "--curve", str(other)])
     assert status == 2 and err.count("\n") == 1 and "are the same file" in err
     assert "infosets" not in err and out.read_text() == "old"
 

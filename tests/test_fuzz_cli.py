@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import os
 import signal
 import types
@@ -24,8 +23,7 @@ from hypothesis import given, reject
 from hypothesis import strategies as st
 
 from cfr_agents import Policy
-from cfr_agents.cli import main
-from tests.support import GAME_IDS, cli_commands, tree
+from tests.support import GAME_IDS, cli_commands, run_cli, tree
 
 OVERTIME = 3.0
 BYTES = [b for b in range(1, 256) if b != ord("/")]
@@ -119,17 +117,6 @@ def time_limit(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def run(argv: list[str]) -> tuple[int, str]:
-    """``cfr-agents argv`` in this process: exit status and standard error."""
-    err = io.StringIO()
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-        try:
-            status = main(argv)
-        except SystemExit as exit_:  # argparse: --help, --version and usage errors
-            status = exit_.code if isinstance(exit_.code, int) else 1
-    return status, err.getvalue()
-
-
 def test_every_command_is_fuzzed() -> None:
     assert {"train", "exploitability"} <= set(COMMANDS)
 
@@ -138,7 +125,7 @@ def test_every_command_is_fuzzed() -> None:
 def test_random_argument_vectors(scratch: Path, argv: list[str]) -> None:
     try:
         with contextlib.chdir(scratch), time_limit(OVERTIME):
-            status, err = run(argv)
+            status, _, err = run_cli(argv)
     except Overtime:
         reject()
     assert status in (0, 1, 2), (status, err)

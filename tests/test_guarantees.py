@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cfr_agents.cli import main
+from tests.support import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("adapters", "cfr_agents", "eval")
@@ -54,15 +54,12 @@ def test_no_pickle_in_our_formats() -> None:
 
 
 @pytest.mark.parametrize("game_id", ["openspiel:leduc_poker", "rlcard:kuhn-poker"])
-def test_the_same_command_with_the_same_seed_writes_the_same_file(
-    game_id: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_same_command_with_the_same_seed_writes_the_same_file(game_id: str, tmp_path: Path) -> None:
     outputs = []
     for run in ("first", "second"):
         out = tmp_path / f"{run}.json"
         argv = ["train", "--game", game_id, "--algo", "dcfr", "--iterations", "20", "--seed", "7", "--quiet"]
-        assert main([*argv, "--out", str(out)]) == 0
+        assert run_cli([*argv, "--out", str(out)]).status == 0
         outputs.append(out.read_bytes())
-    capsys.readouterr()
     assert outputs[0] == outputs[1]
     assert json.loads(outputs[0])["parameters"]["seed"] == 7

@@ -23,14 +23,14 @@ from open_spiel.python.algorithms import exploitability as openspiel_exploitabil
 from open_spiel.python.policy import TabularPolicy
 
 import adapters.pyspiel_game
+import eval.agent_report
 import eval.cross_check
 from adapters import CHANCE, TERMINAL, InputError
 from adapters.pyspiel_game import REGISTERED_GAMES, BridgedGame, as_pyspiel_game
 from cfr_agents import Policy, make_solver
-from cfr_agents.cli import main
 from cfr_agents.tree import CompiledTree
 from eval import exploitability
-from tests.support import RLCARD_LEDUC_SMALL_BLIND_VALUE, game, tree, values_by_role
+from tests.support import RLCARD_LEDUC_SMALL_BLIND_VALUE, game, run_cli, tree, values_by_role
 
 LEDUC = "rlcard:leduc-holdem"
 KUHN = "rlcard:kuhn-poker"
@@ -246,11 +246,12 @@ def test_cross_check_refuses_a_policy_missing_an_infoset() -> None:
         eval.cross_check.openspiel_cross_check(partial)
 
 
-def test_cli_cross_check_on_an_rlcard_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_cross_check_on_an_rlcard_file(tmp_path: Path) -> None:
     path = tmp_path / "leduc.json"
     trained_policy(LEDUC).save(path)
-    assert main(["exploitability", str(path), "--cross-check", "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    status, printed, _ = run_cli(["exploitability", str(path), "--cross-check", "--json"])
+    assert status == 0
+    report = json.loads(printed)
     assert set(report) >= {"file", "game", "algo", "iterations", "units", "nash_conv", "exploitability",
                            "policy_values", "build_seconds", "openspiel_nash_conv", "difference", "agree"}  # fmt: skip
     assert (report["openspiel_game"], report["openspiel_game_source"]) == ("python_rlcard_leduc_holdem()", "bridged")
@@ -258,13 +259,12 @@ def test_cli_cross_check_on_an_rlcard_file(tmp_path: Path, capsys: pytest.Captur
     assert report["difference"] == report["nash_conv"] - report["openspiel_nash_conv"]
 
 
-def test_cli_cross_check_text_and_disagreement(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_cli_cross_check_text_and_disagreement(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "kuhn.json"
     trained_policy(KUHN).save(path)
-    assert main(["exploitability", str(path), "--cross-check"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    status, printed, _ = run_cli(["exploitability", str(path), "--cross-check"])
+    assert status == 0
+    lines = printed.splitlines()
     assert "python_rlcard_kuhn_poker() (bridged)" in lines[-1] and "(agree within 1e-09)" in lines[-1]
 
     real = eval.cross_check.openspiel_cross_check
@@ -273,9 +273,9 @@ def test_cli_cross_check_text_and_disagreement(
         result = real(policy)
         return dataclasses.replace(result, nash_conv=result.nash_conv + 1e-6)
 
-    monkeypatch.setattr(eval.cross_check, "openspiel_cross_check", off_by_a_little)
-    assert main(["exploitability", str(path), "--cross-check"]) == 1
-    assert "DISAGREE" in capsys.readouterr().out
+    monkeypatch.setattr(eval.agent_report, "openspiel_cross_check", off_by_a_little)
+    status, printed, _ = run_cli(["exploitability", str(path), "--cross-check"])
+    assert status == 1 and "DISAGREE" in printed
 
 
 def test_native_openspiel_cross_check_names_its_game() -> None:

@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from cfr_agents import make_solver
-from cfr_agents.cli import main
 from eval.plots import line_strategy
-from tests.support import tree
+from tests.support import run_cli, tree
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -24,27 +23,26 @@ def leduc_policy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def test_plot_curves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_plot_curves(tmp_path: Path) -> None:
     curves = []
     for algo in ("cfr+", "dcfr"):
         curve = tmp_path / f"{algo}.csv"
         argv = ["train", "--game", "openspiel:kuhn_poker", "--algo", algo, "--iterations", "300", "--quiet"]
-        assert main([*argv, "--out", str(tmp_path / f"{algo}.json"), "--curve", str(curve)]) == 0
+        assert run_cli([*argv, "--out", str(tmp_path / f"{algo}.json"), "--curve", str(curve)]).status == 0
         curves.append(str(curve))
     out = tmp_path / "curves.png"
-    assert main(["plot", "curves", *curves, "--out", str(out)]) == 0
+    status, printed, _ = run_cli(["plot", "curves", *curves, "--out", str(out)])
+    assert status == 0
     assert out.read_bytes()[:8] == PNG
-    assert "plotted 2 curves" in capsys.readouterr().out
+    assert "plotted 2 curves" in printed
 
 
-def test_plot_strategy_on_the_papers_line(
-    leduc_policy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_plot_strategy_on_the_papers_line(leduc_policy: Path, tmp_path: Path) -> None:
     out = tmp_path / "line.png"
     line = "call:raise:call:K♠:check:raise"
-    assert main(["plot", "strategy", str(leduc_policy), "--line", line, "--out", str(out)]) == 0
+    status, printed, _ = run_cli(["plot", "strategy", str(leduc_policy), "--line", line, "--out", str(out)])
+    assert status == 0
     assert out.read_bytes()[:8] == PNG
-    printed = capsys.readouterr().out
     assert "call:raise:call:K♠:check:raise" in printed
 
 
@@ -68,19 +66,16 @@ def test_line_strategy_rows(leduc_policy: Path) -> None:
     [("call:jump", "neither an action"), ("call:raise:call:check", "name the public card"),
      ("call:SK:HK", "only one public card"), ("", "give action names")],
 )  # fmt: skip
-def test_bad_lines_exit_2_with_one_line(
-    leduc_policy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, expected: str
-) -> None:
-    status = main(["plot", "strategy", str(leduc_policy), "--line", line, "--out", str(tmp_path / "x.png")])
-    err = capsys.readouterr().err
+def test_bad_lines_exit_2_with_one_line(leduc_policy: Path, tmp_path: Path, line: str, expected: str) -> None:
+    status, _, err = run_cli(["plot", "strategy", str(leduc_policy), "--line", line, "--out", str(tmp_path / "x.png")])
     assert status == 2 and expected in err and len(err.splitlines()) == 1, err
 
 
 def test_without_matplotlib_plots_name_the_extra(
-    leduc_policy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    leduc_policy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
-    status = main(["plot", "strategy", str(leduc_policy), "--line", "raise", "--out", str(tmp_path / "x.png")])
-    err = capsys.readouterr().err
+    argv = ["plot", "strategy", str(leduc_policy), "--line", "raise", "--out", str(tmp_path / "x.png")]
+    status, _, err = run_cli(argv)
     assert status == 2 and "pip install 'cfr-agents[plot]'" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "x.png").exists()

@@ -15,7 +15,7 @@ from adapters import State
 from adapters.errors import InputError
 from adapters.rlcard import RLCardGame
 from cfr_agents import Policy, make_solver
-from tests.support import card_name, game, rlcard_deal, tree
+from tests.support import assert_within_standard_errors, card_name, game, rlcard_deal, tree
 
 
 def test_kuhn_env_is_registered_with_rlcard() -> None:
@@ -86,6 +86,21 @@ def test_same_seed_same_actions(leduc_policy: Policy) -> None:
         return [env.run(is_training=False)[1].tolist() for _ in range(30)]
 
     assert play(8) == play(8)
+
+
+def test_policy_probabilities_are_what_the_rlcard_agent_plays(leduc_policy: Policy) -> None:
+    """The agent's cached rows and inverse-CDF sampling keep the policy's probabilities."""
+    agent = leduc_policy.rlcard_agent(seed=0)
+    env = rlcard.make("leduc-holdem", config={"seed": 1})
+    state, _ = env.reset()
+    probabilities = agent.probabilities(state)
+    draws = 20_000
+    counts = dict.fromkeys(probabilities, 0)
+    for _ in range(draws):
+        counts[agent.step(state)] += 1
+    p = np.array(list(probabilities.values()))
+    frequencies = np.array([counts[action] for action in probabilities]) / draws
+    assert_within_standard_errors(frequencies, p, np.sqrt(p * (1 - p) / draws), atol=1e-9)
 
 
 def test_rlcard_agent_needs_an_rlcard_game() -> None:

@@ -28,7 +28,7 @@ from eval import (
     strategy_of,
 )
 from eval.opponents import rlcard_builtin
-from eval.opponents.provenance import Provenance, library_versions
+from eval.opponents.provenance import Provenance, library_versions, provenance_of
 from eval.opponents.table import distinct_observations
 from eval.strategy_of import infoset_states, rlcard_env_state
 from tests.support import tree
@@ -199,8 +199,9 @@ def test_exported_pretrained_strategy_plays_like_the_original_at_every_infoset(t
 def test_rlcard_cfr_trains_on_numpy_2_and_its_json_table_restores_bit_for_bit(tmp_path: Path) -> None:
     game = infoset_states(tree(LEDUC)).game
     assert isinstance(game, RLCardGame)
-    agent, settings, seconds = rlcard_builtin.train_cfr(game, 3, np.random.default_rng(1), lambda _: None)
-    again, _, _ = rlcard_builtin.train_cfr(game, 3, np.random.default_rng(1), lambda _: None)
+    trained = rlcard_builtin.train_cfr(game, 3, np.random.default_rng(1), "rlcard", lambda done, agent: False)
+    again = rlcard_builtin.train_cfr(game, 3, np.random.default_rng(1), "rlcard", lambda done, agent: False).agent
+    agent, settings, seconds = trained.agent, trained.hyperparameters, trained.seconds
     assert all(isinstance(key, bytes) and len(key) == 36 * 8 for key in agent.average_policy)
     assert agent.tables_json() == again.tables_json()
     measured = exploitability_of_strategy(tree(LEDUC), strategy_of(agent, tree(LEDUC)))
@@ -210,8 +211,9 @@ def test_rlcard_cfr_trains_on_numpy_2_and_its_json_table_restores_bit_for_bit(tm
     import json
 
     data = json.loads((tmp_path / "cfr.json").read_text())
-    restored, read = rlcard_builtin.load_cfr(tmp_path / "cfr.json", data, game)
+    read = provenance_of(data, str(tmp_path / "cfr.json"))
     assert read == provenance
+    restored = rlcard_builtin.load_cfr(tmp_path / "cfr.json", data, read, game)
     for name in ("policy", "average_policy", "regrets"):
         table, back = getattr(agent, name), getattr(restored, name)
         assert table.keys() == back.keys()

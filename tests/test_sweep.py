@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from cfr_agents.cli import main
 from eval.sweep import parse_grid
+from tests.support import run_cli
 
 KUHN_SWEEP = ["sweep", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", "--sampling", "external",
               "--grid", "alpha=1,1.5;averaging=simple,full", "--seeds", "0-1", "--iterations", "20000",
@@ -35,15 +35,17 @@ def deterministic(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def sweep(argv: list[str], out: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    assert main([*argv, "--out", str(out)]) == 0
-    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+def sweep(argv: list[str], out: Path) -> dict[str, Any]:
+    """The JSON report of a sweep that succeeds."""
+    status, printed, err = run_cli([*argv, "--out", str(out)])
+    assert status == 0, err
+    report: dict[str, Any] = json.loads(printed)
     return report
 
 
-def test_results_are_the_same_for_one_and_two_workers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    one = sweep([*KUHN_SWEEP, "--workers", "1"], tmp_path / "one", capsys)
-    two = sweep([*KUHN_SWEEP, "--workers", "2"], tmp_path / "two", capsys)
+def test_results_are_the_same_for_one_and_two_workers(tmp_path: Path) -> None:
+    one = sweep([*KUHN_SWEEP, "--workers", "1"], tmp_path / "one")
+    two = sweep([*KUHN_SWEEP, "--workers", "2"], tmp_path / "two")
     assert deterministic(one) == deterministic(two)
     assert len(one["jobs"]) == 8 and one["best"] in {s["configuration"] for s in one["summary"]}
     for name in ("results.json", "results.csv", "results.md"):
@@ -70,12 +72,10 @@ def kill_first_worker_once(out: Path) -> threading.Thread:
     return thread
 
 
-def test_a_killed_local_worker_is_retried_from_its_checkpoint(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    clean = sweep([*LEDUC_JOBS, "--workers", "1"], tmp_path / "clean", capsys)
+def test_a_killed_local_worker_is_retried_from_its_checkpoint(tmp_path: Path) -> None:
+    clean = sweep([*LEDUC_JOBS, "--workers", "1"], tmp_path / "clean")
     watcher = kill_first_worker_once(tmp_path / "faulty")
-    faulty = sweep([*LEDUC_JOBS, "--workers", "2"], tmp_path / "faulty", capsys)
+    faulty = sweep([*LEDUC_JOBS, "--workers", "2"], tmp_path / "faulty")
     watcher.join(timeout=5)
     assert (tmp_path / "faulty" / "killed").exists(), "no worker was killed"
     assert deterministic(faulty) == deterministic(clean)
@@ -114,29 +114,23 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, extra: list[str], mess
     assert not (tmp_path / "out").exists()
 
 
-def test_ray_missing_is_refused_with_the_extra_to_install(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_ray_missing_is_refused_with_the_extra_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
-    assert main([*KUHN_SWEEP, "--ray", "--out", str(tmp_path / "out")]) == 2
-    assert "pip install 'cfr-agents[ray]'" in capsys.readouterr().err
+    status, _, err = run_cli([*KUHN_SWEEP, "--ray", "--out", str(tmp_path / "out")])
+    assert status == 2 and "pip install 'cfr-agents[ray]'" in err
 
 
-def test_ray_gives_the_same_results_as_local_workers(
-    local_ray: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    local = sweep([*KUHN_SWEEP, "--workers", "2"], tmp_path / "local", capsys)
-    on_ray = sweep([*KUHN_SWEEP, "--ray"], tmp_path / "ray", capsys)
+def test_ray_gives_the_same_results_as_local_workers(local_ray: None, tmp_path: Path) -> None:
+    local = sweep([*KUHN_SWEEP, "--workers", "2"], tmp_path / "local")
+    on_ray = sweep([*KUHN_SWEEP, "--ray"], tmp_path / "ray")
     assert on_ray["executor"] == "ray"
     assert deterministic(on_ray) == deterministic(local)
 
 
-def test_a_killed_ray_worker_is_retried_from_its_checkpoint(
-    local_ray: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    clean = sweep([*LEDUC_JOBS, "--workers", "1"], tmp_path / "clean", capsys)
+def test_a_killed_ray_worker_is_retried_from_its_checkpoint(local_ray: None, tmp_path: Path) -> None:
+    clean = sweep([*LEDUC_JOBS, "--workers", "1"], tmp_path / "clean")
     watcher = kill_first_worker_once(tmp_path / "faulty")
-    faulty = sweep([*LEDUC_JOBS, "--ray"], tmp_path / "faulty", capsys)
+    faulty = sweep([*LEDUC_JOBS, "--ray"], tmp_path / "faulty")
     watcher.join(timeout=5)
     assert (tmp_path / "faulty" / "killed").exists(), "no worker was killed"
     assert deterministic(faulty) == deterministic(clean)

@@ -26,12 +26,11 @@ def run(args: argparse.Namespace) -> int:
     from eval.exploitability import exploitability_of_strategy
     from eval.head_to_head import exact_head_to_head
     from eval.opponents import load_opponent
-    from eval.strategy_of import strategy_of
 
     check_writable(args.out)
     opponent = load_opponent(args.agent, args.game)
     tree = compile_tree(load_game(opponent.game_id))
-    strategy = strategy_of(opponent.agent, tree)
+    strategy = opponent.agent.strategy(tree)
     policy = best_response_policy(tree, strategy, against=opponent.name)
     policy.save(args.out)
     value = exact_head_to_head(tree, policy.strategy_on(tree), strategy)

@@ -13,14 +13,10 @@ from types import FrameType
 from typing import Any, NoReturn
 
 from adapters.errors import InputError
-from cfr_agents.console import EXIT_INTERRUPTED as EXIT_INTERRUPTED  # every exit status in one place
+from cfr_agents.exit_status import EXIT_DISAGREE as EXIT_DISAGREE
+from cfr_agents.exit_status import EXIT_INTERRUPTED as EXIT_INTERRUPTED
+from cfr_agents.exit_status import EXIT_USAGE as EXIT_USAGE
 from cfr_agents.files import check_outputs
-
-EXIT_USAGE = 2
-"""Bad input: an option, a file or a name that cannot be used."""
-EXIT_DISAGREE = 1
-"""A cross-check that found a difference."""
-
 
 _LINE_BREAKS = {ord(c): repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
 

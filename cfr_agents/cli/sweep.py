@@ -122,10 +122,11 @@ def _markdown(report: dict[str, Any], summaries: list[Summary]) -> str:
 
 def _plot(path: Path, runs: list[tuple[str, Any]]) -> bool:
     """The NashConv-against-time plot; ``False`` without matplotlib (the results stand without it)."""
-    from eval.plots import MissingPlotExtraError, plot_sweep
+    from adapters.errors import MissingExtraError
+    from eval.plots import plot_sweep
 
     try:
         plot_sweep(runs, path)
-    except MissingPlotExtraError:
+    except MissingExtraError:
         return False
     return True

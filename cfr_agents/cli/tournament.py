@@ -61,10 +61,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _plotting() -> str | None:
     """``None`` when the heatmap can be drawn, else why not."""
-    from eval.plots import MissingPlotExtraError, pyplot
+    from adapters.errors import MissingExtraError
+    from eval.plots import pyplot
 
     try:
         pyplot()
-    except MissingPlotExtraError as error:
+    except MissingExtraError as error:
         return str(error)
     return None

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from typing import Any
 
 import numpy as np
@@ -22,8 +20,8 @@ from cfr_agents.files import check_outputs, write_atomic
 from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES, SampledSolver, Solver, make_solver
 from cfr_agents.solvers.sampling import CHANCE_DRAWS, DEFAULT_EPSILON, check_sampling
 from cfr_agents.training import StopRule, TrainingRun, train
-from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
-from eval.exploitability import exploitability_of_strategy
+from cfr_agents.tree import compile_tree
+from eval.train_report import curve_csv, nash_conv, train_report
 
 
 def register(commands: Any) -> None:
@@ -54,34 +52,6 @@ def register(commands: Any) -> None:
     command.set_defaults(run=run)
 
 
-@dataclass(frozen=True)
-class TrainReport:
-    """What ``train --json`` prints."""
-
-    game: str
-    algo: str
-    sampling: str
-    parameters: dict[str, Any]
-    seed: int
-    iterations: int
-    resumed_from: int | None
-    stopped_by: str
-    units: str
-    infosets: int
-    decision_nodes: int
-    terminals: int
-    build_seconds: float
-    compile_seconds: float
-    solve_seconds: float
-    check_seconds: float
-    iterations_per_second: float
-    nash_conv: float
-    exploitability: float
-    peak_rss_mb: float
-    out: str
-    checkpoint: str | None
-
-
 def run(args: argparse.Namespace) -> int:
     if args.iterations is None and args.target_nash_conv is None and args.time_limit is None:
         raise InputError("give --iterations, --target-nash-conv or --time-limit")
@@ -109,31 +79,9 @@ def run(args: argparse.Namespace) -> int:
     if save is not None:
         save()
     if args.curve:
-        _write_curve(args.curve, training)
-    report = TrainReport(
-        game=tree.game_id,
-        algo=solver.algorithm,
-        sampling=str(solver.parameters()["sampling"]),
-        parameters=dict(solver.parameters()),
-        seed=seed,
-        iterations=training.iterations,
-        resumed_from=resumed_from,
-        stopped_by=training.stopped_by,
-        units=tree.units,
-        infosets=tree.num_infosets,
-        decision_nodes=tree.num_decision_nodes,
-        terminals=tree.num_terminals,
-        build_seconds=tree.build_seconds,
-        compile_seconds=compile_seconds,
-        solve_seconds=training.solve_seconds,
-        check_seconds=training.check_seconds,
-        iterations_per_second=training.iterations_per_second,
-        nash_conv=training.nash_conv,
-        exploitability=training.nash_conv / 2,
-        peak_rss_mb=training.peak_rss_mb,
-        out=args.out,
-        checkpoint=checkpoint_path,
-    )
+        write_atomic(args.curve, curve_csv(training))
+    report = train_report(solver, training, seed=seed, resumed_from=resumed_from, compile_seconds=compile_seconds,
+                          out=args.out, checkpoint=checkpoint_path)  # fmt: skip
     if args.json:
         print(json.dumps(asdict(report)))
     else:
@@ -175,10 +123,6 @@ def _check_resume(args: argparse.Namespace, saved: Checkpoint) -> None:
         raise InputError(f"the checkpoint's rule is {saved.rule.parameters()}; --alpha/--beta/--gamma differ")
 
 
-def _nash_conv(tree: CompiledTree, strategy: FloatArray) -> float:
-    return exploitability_of_strategy(tree, strategy).nash_conv
-
-
 def _run_with_progress(
     solver: Solver, stop: StopRule, *, show: bool, curve: bool, save: Callable[[], None] | None, every: float
 ) -> TrainingRun:
@@ -206,14 +150,4 @@ def _run_with_progress(
                 raise KeyboardInterrupt("checkpoint written" if save is not None else "")
 
         # A visible bar shows NashConv measured at the curve's log-spaced iterations.
-        return train(solver, stop, _nash_conv, record_curve=curve or not bar.disable, on_progress=progress)
-
-
-def _write_curve(path: str, run: TrainingRun) -> None:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["iteration", "seconds", "nash_conv"])
-    for point in run.curve:
-        writer.writerow([point.iteration, f"{point.seconds:.6f}", repr(point.nash_conv)])
-    write_atomic(path, buffer.getvalue())
-
+        return train(solver, stop, nash_conv, record_curve=curve or not bar.disable, on_progress=progress)

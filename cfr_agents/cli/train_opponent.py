@@ -5,24 +5,30 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
 from typing import Any
 
 from adapters.errors import InputError
-from cfr_agents.cli.common import mbb, positive_int
+from cfr_agents.cli.common import mbb, positive_float, positive_int
 from cfr_agents.files import check_writable
 
 
 def register(commands: Any) -> None:
-    from eval.opponents.provenance import KINDS
+    from eval.opponents import TRAINABLE
 
     command = commands.add_parser("train-opponent", help="train RLCard's or OpenSpiel's NFSP, or RLCard's CFRAgent")
-    command.add_argument("kind", choices=KINDS, help="opponent family")
+    command.add_argument("kind", choices=TRAINABLE, help="opponent family")
     command.add_argument("--game", required=True, help="rlcard:<env id> or openspiel:<game string>")
     amount = command.add_mutually_exclusive_group(required=True)
     amount.add_argument("--episodes", type=positive_int, help="self-play episodes (NFSP)")
     amount.add_argument("--iterations", type=positive_int, help="CFRAgent.train() iterations (rlcard-cfr)")
     command.add_argument("--seed", type=int, required=True, help="seed of every generator training uses")
+    presets = "; ".join(f"{kind}: {', '.join(training.presets)}" for kind, training in TRAINABLE.items())
+    command.add_argument("--hyperparameters", metavar="PRESET",
+                         help=f"whose example's settings to train with, the first by default ({presets})")
+    command.add_argument("--check-every", type=positive_int, metavar="N",
+                         help="measure the exact NashConv every N episodes or iterations; the curve goes in the file")
+    command.add_argument("--target-exploitability", type=positive_float, metavar="E",
+                         help="stop at the first check with exploitability <= E (needs --check-every)")
     command.add_argument("--out", required=True, metavar="FILE.json", help="model file (NFSP: also FILE.safetensors)")
     command.add_argument("--json", action="store_true", help="print one JSON object")
     command.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -32,20 +38,22 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from eval.opponents.nfsp import weights_path
-    from eval.opponents.provenance import KINDS, check_request
+    from eval.opponents import trainable
+    from eval.opponents.provenance import CheckPoint
+    from eval.opponents.training import Checks, train
 
-    unit = KINDS[args.kind].unit
+    training, _ = trainable(args.kind, args.game)
+    unit = training.unit
     amount = args.episodes if unit == "episodes" else args.iterations
     if amount is None:
         raise InputError(f"{args.kind} counts --{unit}")
     if not args.out.endswith(".json"):
         raise InputError(f"--out must name a .json file, got {args.out!r}")
-    check_writable(args.out)
-    if args.kind.endswith("nfsp"):
-        check_writable(weights_path(args.out))
-    check_request(args.kind, args.game)
-    from eval.opponents.training import TRAINERS, train
+    for path in training.outputs(args.out):
+        check_writable(path)
+    if args.target_exploitability is not None and args.check_every is None:
+        raise InputError("--target-exploitability needs --check-every")
+    checks = Checks(args.check_every, args.target_exploitability)
 
     show = not (args.quiet or args.json)
     with tqdm(total=amount, unit=unit[:-1], disable=None if show else True, file=sys.stderr) as bar:
@@ -54,10 +62,18 @@ def run(args: argparse.Namespace) -> int:
             if done % 100 == 0 or done == amount:
                 bar.update(done - bar.n)
 
-        agent, provenance = train(args.kind, args.game, amount, args.seed, progress)
-    TRAINERS[args.kind].save(args.out, agent, provenance)
+        def checked(point: CheckPoint) -> None:
+            if show:
+                bar.write(f"{point.amount:,} {unit}, {point.seconds:.0f} s: NashConv {point.nash_conv:.6g}",
+                          file=sys.stderr)  # fmt: skip
+
+        agent, provenance = train(
+            args.kind, args.game, amount, args.seed, progress, preset=args.hyperparameters, checks=checks,
+            on_check=checked,
+        )
+    training.save(args.out, agent, provenance)
     if args.json:
-        print(json.dumps({**asdict(provenance), "out": args.out}))
+        print(json.dumps({**provenance.to_json(), "out": args.out}))
     else:
         print(
             f"{args.kind} on {provenance.game}: {provenance.describe()}; NashConv {provenance.nash_conv:.6g} "

@@ -30,22 +30,20 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pyspiel
 from open_spiel.python import policy as openspiel_policy
 
 from adapters import Game
-from adapters.errors import InputError
+from adapters.errors import InputError, require_extra
 from adapters.openspiel import OpenSpielGame
 from adapters.rlcard import RLCardGame
 from cfr_agents.files import replacing, write_atomic
-from eval.opponents.provenance import Provenance, check_game
+from eval.opponents.provenance import Progress, Provenance, Trained, check_game
 
-EXTRA = "pip install 'cfr-agents[nfsp]'"
-
-RLCARD_HYPERPARAMETERS: Mapping[str, Any] = {"hidden_layers_sizes": [64, 64], "q_mlp_layers": [64, 64]}
+RLCARD_EXAMPLE: Mapping[str, Any] = {"hidden_layers_sizes": [64, 64], "q_mlp_layers": [64, 64]}
 """The layer sizes of RLCard's NFSP example (``examples/run_rl.py``); the rest are ``NFSPAgent``'s
 defaults, recorded in full in each sidecar."""
 
@@ -67,19 +65,73 @@ OPENSPIEL_HYPERPARAMETERS: Mapping[str, Any] = {
     "epsilon_start": 0.06,
     "epsilon_end": 0.001,
 }
-"""OpenSpiel's ``python/examples/nfsp_leduc_pytorch.py`` flags."""
+"""OpenSpiel's Leduc NFSP example flags (``python/examples/leduc_nfsp.py``)."""
 
+RLCARD_WITH_OPENSPIEL_EXAMPLE: Mapping[str, Any] = {
+    "hidden_layers_sizes": [128],
+    "q_mlp_layers": [128],
+    "reservoir_buffer_capacity": 2_000_000,
+    "q_replay_memory_size": 200_000,
+    "min_buffer_size_to_learn": 1000,
+    "q_replay_memory_init_size": 1000,
+    "anticipatory_param": 0.1,
+    "batch_size": 128,
+    "q_batch_size": 128,
+    "train_every": 64,
+    "q_train_every": 64,
+    "rl_learning_rate": 0.01,
+    "sl_learning_rate": 0.01,
+    "q_update_target_estimator_every": 19200 // 64,
+    "q_discount_factor": 1.0,
+    "q_epsilon_start": 0.06,
+    "q_epsilon_end": 0.001,
+    "q_epsilon_decay_steps": 20_000_000,
+}
+""":data:`OPENSPIEL_HYPERPARAMETERS` in ``NFSPAgent``'s terms. RLCard counts its target-network period
+in training steps and OpenSpiel in environment steps, so 19,200 steps learning every 64 are 300
+training steps; RLCard's optimiser stays Adam (OpenSpiel's example uses SGD)."""
 
-class MissingExtraError(InputError):
-    """torch (the ``[nfsp]`` extra) is not installed."""
+RLCARD_PRESETS: Mapping[str, Mapping[str, Any]] = {
+    "rlcard-example": RLCARD_EXAMPLE,
+    "openspiel-example": RLCARD_WITH_OPENSPIEL_EXAMPLE,
+}
+"""``train-opponent rlcard-nfsp --hyperparameters NAME``: whose example's settings to train with."""
+OPENSPIEL_WITH_RLCARD_EXAMPLE: Mapping[str, Any] = {
+    "hidden_layers_sizes": [64, 64],
+    "replay_buffer_capacity": 20_000,
+    "reservoir_buffer_capacity": 20_000,
+    "min_buffer_size_to_learn": 100,
+    "anticipatory_param": 0.1,
+    "batch_size": 256,
+    "learn_every": 1,
+    "rl_learning_rate": 0.1,
+    "sl_learning_rate": 0.005,
+    "optimizer_str": "adam",
+    "loss_str": "mse",
+    "update_target_network_every": 1000,
+    "discount_factor": 0.99,
+    "epsilon_decay_duration": 1_000_000,
+    "epsilon_start": 0.06,
+    "epsilon_end": 0.0,
+}
+"""RLCard's NFSP example (``NFSPAgent``'s defaults, layers 64-64) in OpenSpiel's ``NFSP`` terms. OpenSpiel
+shares one batch size, one learning period and one network shape between its two networks: the
+supervised network's batch (256) and RLCard's 64-64 layers for both."""
+
+OPENSPIEL_EXAMPLE_WITH_ADAM: Mapping[str, Any] = {**OPENSPIEL_HYPERPARAMETERS, "optimizer_str": "adam"}
+"""OpenSpiel's example flags with Adam, RLCard's optimiser, in place of SGD: the settings ``rlcard-nfsp``
+trains with under ``openspiel-example`` (:data:`RLCARD_WITH_OPENSPIEL_EXAMPLE`)."""
+
+OPENSPIEL_PRESETS: Mapping[str, Mapping[str, Any]] = {
+    "openspiel-example": OPENSPIEL_HYPERPARAMETERS,
+    "rlcard-example": OPENSPIEL_WITH_RLCARD_EXAMPLE,
+    "openspiel-example-adam": OPENSPIEL_EXAMPLE_WITH_ADAM,
+}
 
 
 def require_torch(name: str) -> ModuleType:
-    """``torch``, or a one-line refusal naming the extra to install."""
-    try:
-        return importlib.import_module("torch")
-    except ImportError:
-        raise MissingExtraError(f"{name} needs torch, which is not installed: {EXTRA}") from None
+    """``torch``, or a one-line :class:`~adapters.errors.MissingExtraError` naming the ``[nfsp]`` extra."""
+    return require_extra("torch", "nfsp", name)
 
 
 @contextlib.contextmanager
@@ -136,6 +188,10 @@ class SeatedAgents:
         action, info = self._agent(state).eval_step(state)
         return int(action), info
 
+    def networks(self) -> list[Any]:
+        """Each seat's average-policy network (what plays)."""
+        return [seat.policy_network for seat in self.agents]
+
 
 class NFSPPolicy(openspiel_policy.Policy):  # type: ignore[misc]
     """OpenSpiel NFSP agents as an OpenSpiel policy: each player's average-policy network at the
@@ -162,8 +218,12 @@ class NFSPPolicy(openspiel_policy.Policy):  # type: ignore[misc]
             probs = agent.step(time_step, is_evaluation=True).probs
         return {action: float(probs[action]) for action in legal}
 
+    def networks(self) -> list[Any]:
+        """Each player's average-policy network (what plays)."""
+        return [player._avg_network for player in self.agents]
 
-def _rlcard_hyperparameters() -> dict[str, Any]:
+
+def _rlcard_hyperparameters(preset: str) -> dict[str, Any]:
     from rlcard.agents.nfsp_agent import NFSPAgent
 
     skip = {"num_actions", "state_shape", "device", "save_path", "save_every"}
@@ -172,7 +232,7 @@ def _rlcard_hyperparameters() -> dict[str, Any]:
         for name, parameter in inspect.signature(NFSPAgent).parameters.items()
         if name not in skip and parameter.default is not inspect.Parameter.empty
     }
-    return {**defaults, **RLCARD_HYPERPARAMETERS}
+    return {**defaults, **RLCARD_PRESETS[preset]}
 
 
 def _rlcard_agents(game: RLCardGame, hyperparameters: Mapping[str, Any]) -> list[Any]:
@@ -189,28 +249,32 @@ def _rlcard_agents(game: RLCardGame, hyperparameters: Mapping[str, Any]) -> list
 
 
 def train_rlcard(
-    game: RLCardGame, episodes: int, rng: np.random.Generator, on_progress: Callable[[int], None]
-) -> tuple[SeatedAgents, dict[str, Any], float]:
-    """Self-play ``episodes`` in RLCard's env; the agents, the hyperparameters and the seconds."""
+    game: RLCardGame, episodes: int, rng: np.random.Generator, preset: str, on_progress: Progress
+) -> Trained[SeatedAgents]:
+    """Self-play up to ``episodes`` in RLCard's env, as RLCard's example loop does."""
     import rlcard
     from rlcard.utils import reorganize
 
-    hyperparameters = _rlcard_hyperparameters()
+    hyperparameters = _rlcard_hyperparameters(preset)
     with _seeded(rng), _quiet_stdout():
         env = rlcard.make(game.spec.env_id, config={"seed": int(rng.integers(2**31))})
         agents = _rlcard_agents(game, hyperparameters)
         env.set_agents(agents)
+        seated = SeatedAgents(agents)
         started = time.perf_counter()
-        for episode in range(1, episodes + 1):
+        episode = 0
+        while episode < episodes:
+            episode += 1
             for agent in agents:
                 agent.sample_episode_policy()
             trajectories, payoffs = env.run(is_training=True)
             for agent, transitions in zip(agents, reorganize(trajectories, payoffs), strict=True):
                 for transition in transitions:
                     agent.feed(transition)
-            on_progress(episode)
+            if on_progress(episode, seated):
+                break
         seconds = time.perf_counter() - started
-    return SeatedAgents(agents), hyperparameters, seconds
+    return Trained(seated, {"preset": preset, **hyperparameters}, seconds, episode)
 
 
 def _openspiel_agents(pyspiel_game: pyspiel.Game, hyperparameters: Mapping[str, Any], seed: int) -> list[Any]:
@@ -227,39 +291,42 @@ def _openspiel_agents(pyspiel_game: pyspiel.Game, hyperparameters: Mapping[str, 
 
 
 def train_openspiel(
-    game: OpenSpielGame, episodes: int, rng: np.random.Generator, on_progress: Callable[[int], None]
-) -> tuple[NFSPPolicy, dict[str, Any], float]:
-    """Self-play ``episodes`` in OpenSpiel's ``rl_environment``, as OpenSpiel's example loop does."""
+    game: OpenSpielGame, episodes: int, rng: np.random.Generator, preset: str, on_progress: Progress
+) -> Trained[NFSPPolicy]:
+    """Self-play up to ``episodes`` in OpenSpiel's ``rl_environment``, as OpenSpiel's example loop does."""
     from open_spiel.python import rl_environment
 
-    hyperparameters = {**OPENSPIEL_HYPERPARAMETERS, "seed": int(rng.integers(2**20))}
+    hyperparameters = {**OPENSPIEL_PRESETS[preset], "seed": int(rng.integers(2**20))}
     with _seeded(rng):
         sampler = rl_environment.ChanceEventSampler(seed=int(rng.integers(2**31)))
         env = rl_environment.Environment(game.pyspiel_game, chance_event_sampler=sampler)
         settings = dict(hyperparameters)
         agents = _openspiel_agents(game.pyspiel_game, settings, settings.pop("seed"))
+        policy = NFSPPolicy(game.pyspiel_game, agents)
         started = time.perf_counter()
-        for episode in range(1, episodes + 1):
+        episode = 0
+        while episode < episodes:
+            episode += 1
             time_step = env.reset()
             while not time_step.last():
                 player = time_step.observations["current_player"]
                 time_step = env.step([agents[player].step(time_step).action])
             for agent in agents:
                 agent.step(time_step)
-            on_progress(episode)
+            if on_progress(episode, policy):
+                break
         seconds = time.perf_counter() - started
-    return NFSPPolicy(game.pyspiel_game, agents), hyperparameters, seconds
-
-
-def _networks(agent: SeatedAgents | NFSPPolicy) -> list[Any]:
-    if isinstance(agent, SeatedAgents):
-        return [seat.policy_network for seat in agent.agents]
-    return [seat._avg_network for seat in agent.agents]
+    return Trained(policy, {"preset": preset, **hyperparameters}, seconds, episode)
 
 
 def weights_path(sidecar: str | Path) -> Path:
     """The weights file beside a sidecar: ``model.json`` -> ``model.safetensors``."""
     return Path(sidecar).with_suffix(".safetensors")
+
+
+def outputs(sidecar: str | Path) -> tuple[Path, ...]:
+    """The two files :func:`save` writes: the sidecar and its weights."""
+    return Path(sidecar), weights_path(sidecar)
 
 
 def save(sidecar: str | Path, agent: SeatedAgents | NFSPPolicy, provenance: Provenance) -> None:
@@ -268,7 +335,7 @@ def save(sidecar: str | Path, agent: SeatedAgents | NFSPPolicy, provenance: Prov
 
     tensors = {
         f"seat{seat}.{name}": tensor.detach().contiguous()
-        for seat, network in enumerate(_networks(agent))
+        for seat, network in enumerate(agent.networks())
         for name, tensor in network.state_dict().items()
     }
     weights = weights_path(sidecar)
@@ -280,10 +347,41 @@ def save(sidecar: str | Path, agent: SeatedAgents | NFSPPolicy, provenance: Prov
     write_atomic(sidecar, json.dumps(data, indent=1) + "\n")
 
 
-def load(
+def load_rlcard(
     sidecar: str | Path, data: Mapping[str, Any], provenance: Provenance, game: Game
-) -> SeatedAgents | NFSPPolicy:
-    """The playing agent of a sidecar written by :func:`save`, for ``game`` (weights checked)."""
+) -> SeatedAgents:
+    """The playing agents of an ``rlcard-nfsp`` sidecar written by :func:`save`, for ``game``."""
+    if not isinstance(game, RLCardGame):
+        raise InputError(f"{str(sidecar)!r}: {provenance.kind} cannot play {game.game_id}")
+    return _load(sidecar, data, provenance, game, lambda settings: SeatedAgents(_rlcard_agents(game, settings)))
+
+
+def load_openspiel(
+    sidecar: str | Path, data: Mapping[str, Any], provenance: Provenance, game: Game
+) -> NFSPPolicy:
+    """The playing policy of an ``openspiel-nfsp`` sidecar written by :func:`save`, for ``game``."""
+    if not isinstance(game, OpenSpielGame):
+        raise InputError(f"{str(sidecar)!r}: {provenance.kind} cannot play {game.game_id}")
+
+    def build(settings: dict[str, Any]) -> NFSPPolicy:
+        seed = settings.pop("seed")
+        return NFSPPolicy(game.pyspiel_game, _openspiel_agents(game.pyspiel_game, settings, seed))
+
+    return _load(sidecar, data, provenance, game, build)
+
+
+Loaded = TypeVar("Loaded", SeatedAgents, NFSPPolicy)
+
+
+def _load(
+    sidecar: str | Path,
+    data: Mapping[str, Any],
+    provenance: Provenance,
+    game: Game,
+    build: Callable[[dict[str, Any]], Loaded],
+) -> Loaded:
+    """Check the game and the weights' digest, build the agents from the recorded hyperparameters
+    and load each seat's network."""
     check_game(provenance, game.game_id, game.rules_fingerprint, str(sidecar))
     torch = require_torch(provenance.kind)
     from safetensors.torch import load_file
@@ -300,16 +398,9 @@ def load(
         stack.enter_context(torch.random.fork_rng())
         saved = np.random.get_state()
         stack.callback(np.random.set_state, saved)
-        hyperparameters = dict(provenance.hyperparameters)
-        agent: SeatedAgents | NFSPPolicy
-        if provenance.kind == "rlcard-nfsp" and isinstance(game, RLCardGame):
-            agent = SeatedAgents(_rlcard_agents(game, hyperparameters))
-        elif provenance.kind == "openspiel-nfsp" and isinstance(game, OpenSpielGame):
-            seed = hyperparameters.pop("seed")
-            agent = NFSPPolicy(game.pyspiel_game, _openspiel_agents(game.pyspiel_game, hyperparameters, seed))
-        else:
-            raise InputError(f"{str(sidecar)!r}: {provenance.kind} cannot play {game.game_id}")
-    for seat, network in enumerate(_networks(agent)):
+        settings = {k: v for k, v in provenance.hyperparameters.items() if k != "preset"}
+        agent = build(settings)
+    for seat, network in enumerate(agent.networks()):
         prefix = f"seat{seat}."
         state = {k.removeprefix(prefix): v for k, v in tensors.items() if k.startswith(prefix)}
         try:

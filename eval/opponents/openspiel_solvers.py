@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyspiel
 from open_spiel.python import policy as openspiel_policy
@@ -23,9 +23,7 @@ from open_spiel.python import policy as openspiel_policy
 from adapters import Game
 from adapters.openspiel import OpenSpielGame
 from adapters.pyspiel_game import openspiel_game_of
-
-if TYPE_CHECKING:
-    from eval.opponents import Opponent
+from eval.opponents.base import FULL, Opponent
 
 SEED = 0
 """The seed of the Monte Carlo solvers, so a name always builds the same opponent."""
@@ -98,10 +96,8 @@ def builder(name: str) -> Callable[[Game, int | None], Opponent]:
     """How the registry builds ``name``: ``None`` iterations means the default."""
 
     def build(game: Game, iterations: int | None) -> Opponent:
-        from eval.opponents import FULL, Opponent
-
         count = iterations or default_iterations(name, game)
         policy, seconds = solve(name, game, count)
-        return Opponent(f"{name}:{count}", game.game_id, policy, f"{count:,} iterations, {seconds:.1f} s", FULL)
+        return Opponent.of(f"{name}:{count}", game.game_id, policy, f"{count:,} iterations, {seconds:.1f} s", FULL)
 
     return build

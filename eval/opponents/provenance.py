@@ -10,31 +10,44 @@ Every file we write for a trained opponent -- an NFSP sidecar beside its weights
 from __future__ import annotations
 
 import platform
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
 from importlib import metadata
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from adapters import Game, load_game
 from adapters.errors import InputError
+
+Progress = Callable[[int, Any], bool]
+"""Called by a trainer after each episode or iteration with the count so far and the agent as it
+plays now; ``True`` stops training there."""
+
+AgentT = TypeVar("AgentT")
 
 
 @dataclass(frozen=True)
-class Kind:
-    """What a trainable family trains on and what its amount counts."""
+class Trained(Generic[AgentT]):
+    """What a trainer returns."""
 
-    toolkit: str
-    """``"rlcard:"`` or ``"openspiel:"``: the games it trains on."""
-    unit: str
-    """``"episodes"`` or ``"iterations"``."""
+    agent: AgentT
+    hyperparameters: dict[str, Any]
+    seconds: float
+    """Wall time of the training loop, the checks made by its :data:`Progress` callback included."""
+    amount: int
+    """Episodes or iterations run (fewer than asked when the callback stopped training)."""
 
 
-KINDS: Mapping[str, Kind] = {
-    "openspiel-nfsp": Kind("openspiel:", "episodes"),
-    "rlcard-cfr": Kind("rlcard:", "iterations"),
-    "rlcard-nfsp": Kind("rlcard:", "episodes"),
-}
-"""The families ``cfr-agents train-opponent`` trains (:data:`eval.opponents.training.TRAINERS`)."""
+@dataclass(frozen=True)
+class CheckPoint:
+    """One exact check of an opponent during training."""
+
+    amount: int
+    """Episodes or iterations so far."""
+    seconds: float
+    """Training time so far (building the agents and the environment included, the checks excluded):
+    the same clock as :attr:`Provenance.training_seconds`."""
+    nash_conv: float
+
+
 FORMAT = "cfr-agents-opponent"
 FORMAT_VERSION = 1
 _LIBRARIES = ("cfr-agents", "numpy", "rlcard", "open_spiel", "torch")
@@ -56,7 +69,8 @@ class Provenance:
     """How an opponent was trained and how exploitable the result is."""
 
     kind: str
-    """The registry name of its family: ``rlcard-nfsp``, ``openspiel-nfsp``, ``rlcard-cfr``."""
+    """The registry name of its family (:data:`eval.opponents.FAMILIES`): ``rlcard-nfsp``, ``openspiel-nfsp``,
+    ``rlcard-cfr``."""
     game: str
     rules_fingerprint: str
     units: str
@@ -71,6 +85,11 @@ class Provenance:
     nash_conv: float
     """Exact NashConv of the trained agent's strategy on the compiled tree, in :attr:`units`."""
     exploitability: float
+    curve: tuple[CheckPoint, ...] = field(default=())
+    """Exact NashConv against the amount trained, at the checks made during training (none in files
+    trained without ``--check-every``)."""
+    stopped_by: str = "amount"
+    """``"amount"`` (all episodes or iterations ran) or ``"target_exploitability"``."""
 
     def describe(self) -> str:
         """``"40,000 episodes, 17.0 min"``: what the opponent table prints."""
@@ -78,7 +97,9 @@ class Provenance:
         return f"{amount}, {_duration(self.training_seconds)}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": FORMAT, "format_version": FORMAT_VERSION, **asdict(self)}
+        data = asdict(self)
+        data["curve"] = [[point.amount, point.seconds, point.nash_conv] for point in self.curve]
+        return {"format": FORMAT, "format_version": FORMAT_VERSION, **data}
 
 
 def _duration(seconds: float) -> str:
@@ -92,23 +113,14 @@ def provenance_of(data: object, source: str) -> Provenance:
     if data.get("format_version") != FORMAT_VERSION:
         raise InputError(f"{source!r} has format_version {data.get('format_version')!r}; this reads {FORMAT_VERSION}")
     fields = Provenance.__dataclass_fields__
+    optional = {"curve", "stopped_by"}
     try:
-        values = {name: data[name] for name in fields}
+        values = {name: data[name] for name in fields if name not in optional or name in data}
+        if "curve" in values:
+            values["curve"] = tuple(CheckPoint(int(a), float(s), float(n)) for a, s, n in values["curve"])
         return Provenance(**values)
-    except (KeyError, TypeError) as error:
+    except (KeyError, TypeError, ValueError) as error:
         raise InputError(f"{source!r} lacks the field {error}") from None
-
-
-def check_request(kind: str, game_id: str) -> Game:
-    """Refuse, before any work, a family that cannot train on ``game_id`` or needs a missing extra."""
-    game = load_game(game_id)
-    if not game_id.startswith(KINDS[kind].toolkit):
-        raise InputError(f"{kind} trains on {KINDS[kind].toolkit} games, not {game_id}")
-    if kind.endswith("nfsp"):
-        from eval.opponents.nfsp import require_torch
-
-        require_torch(kind)
-    return game
 
 
 def check_game(provenance: Provenance, game_id: str, rules_fingerprint: str, source: str) -> None:

@@ -38,10 +38,12 @@ from rlcard.agents.random_agent import RandomAgent
 from rlcard.models.leducholdem_rule_models import LeducHoldemRuleAgentV1, LeducHoldemRuleAgentV2
 from rlcard.models.pretrained_models import ROOT_PATH
 
+from adapters import Game
 from adapters.errors import InputError
 from adapters.rlcard import RLCardGame
 from cfr_agents.files import write_atomic
-from eval.opponents.provenance import Provenance, check_game, provenance_of
+from eval.opponents.base import LOSSY, Opponent
+from eval.opponents.provenance import Progress, Provenance, Trained, check_game
 
 RULE_AGENTS: Mapping[str, type] = {"rlcard-rule-v1": LeducHoldemRuleAgentV1, "rlcard-rule-v2": LeducHoldemRuleAgentV2}
 """RLCard's ``leduc-holdem-rule-v1`` and ``-v2`` agents, as its model registry builds them."""
@@ -86,6 +88,15 @@ def random_agent(game: RLCardGame) -> RandomAgent:
     return RandomAgent(num_actions=game.num_distinct_actions)
 
 
+def rule_opponent(name: str) -> Callable[[Game, int | None], Opponent]:
+    """How the registry builds ``rlcard-rule-v1`` and ``-v2``."""
+
+    def build(game: Game, _: int | None) -> Opponent:
+        return Opponent.of(name, game.game_id, RULE_AGENTS[name](), "rules, as RLCard ships them", LOSSY)
+
+    return build
+
+
 def pretrained_cfr() -> NumPy2CFRAgent:
     """RLCard's bundled ``leduc-holdem-cfr`` model, loaded by RLCard's ``CFRAgent.load()``."""
     agent = NumPy2CFRAgent(rlcard.make("leduc-holdem"), model_path=PRETRAINED_CFR)
@@ -93,18 +104,32 @@ def pretrained_cfr() -> NumPy2CFRAgent:
     return agent
 
 
+def pretrained_opponent(game: Game, _: int | None) -> Opponent:
+    """How the registry builds ``rlcard-pretrained-cfr``."""
+    agent = pretrained_cfr()
+    trained = f"as RLCard ships it ({agent.iteration:,} iterations recorded)"
+    return Opponent.of("rlcard-pretrained-cfr", game.game_id, agent, trained, LOSSY)
+
+
+CFR_PRESETS: Mapping[str, Mapping[str, Any]] = {"rlcard": {"algorithm": "chance-sampling CFR (RLCard CFRAgent)"}}
+"""``CFRAgent`` has no settings: one preset that names it."""
+
+
 def train_cfr(
-    game: RLCardGame, iterations: int, rng: np.random.Generator, on_progress: Callable[[int], None]
-) -> tuple[NumPy2CFRAgent, dict[str, Any], float]:
-    """``iterations`` of RLCard's chance-sampling CFR in RLCard's env (``allow_step_back``), dealt
-    from a seed drawn from ``rng``; the agent, its settings and the training time in seconds."""
+    game: RLCardGame, iterations: int, rng: np.random.Generator, preset: str, on_progress: Progress
+) -> Trained[NumPy2CFRAgent]:
+    """Up to ``iterations`` of RLCard's chance-sampling CFR in RLCard's env (``allow_step_back``),
+    dealt from a seed drawn from ``rng``."""
     env = rlcard.make(game.spec.env_id, config={"allow_step_back": True, "seed": int(rng.integers(2**31))})
     agent = NumPy2CFRAgent(env, model_path=os.devnull)
     started = time.perf_counter()
-    for iteration in range(1, iterations + 1):
+    iteration = 0
+    while iteration < iterations:
+        iteration += 1
         agent.train()
-        on_progress(iteration)
-    return agent, {"algorithm": "chance-sampling CFR (RLCard CFRAgent)"}, time.perf_counter() - started
+        if on_progress(iteration, agent):
+            break
+    return Trained(agent, dict(CFR_PRESETS[preset]), time.perf_counter() - started, iteration)
 
 
 def save_cfr(path: str | Path, agent: NumPy2CFRAgent, provenance: Provenance) -> None:
@@ -114,15 +139,16 @@ def save_cfr(path: str | Path, agent: NumPy2CFRAgent, provenance: Provenance) ->
     write_atomic(path, json.dumps(data) + "\n")
 
 
-def load_cfr(path: str | Path, data: Mapping[str, Any], game: RLCardGame) -> tuple[NumPy2CFRAgent, Provenance]:
+def load_cfr(path: str | Path, data: Mapping[str, Any], provenance: Provenance, game: Game) -> NumPy2CFRAgent:
     """An agent from a file written by :func:`save_cfr`, for ``game``."""
-    provenance = provenance_of(data, str(path))
     check_game(provenance, game.game_id, game.rules_fingerprint, str(path))
+    if not isinstance(game, RLCardGame):
+        raise InputError(f"{str(path)!r}: a {provenance.kind} table cannot play {game.game_id}")
     try:
         tables = {name: data[name] for name in _TABLES}
         agent = NumPy2CFRAgent(rlcard.make(game.spec.env_id), model_path=os.devnull)
         agent.load_tables(tables, provenance.iterations or 0)
     except (KeyError, TypeError, ValueError) as error:
         raise InputError(f"{str(path)!r} has no valid RLCard CFR tables ({error})") from None
-    return agent, provenance
+    return agent
 

@@ -19,8 +19,9 @@ from cfr_agents.solvers import make_solver
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
 from eval.exploitability import exploitability_of_strategy
 from eval.head_to_head import exact_head_to_head
-from eval.opponents import LOSSY, Opponent, load_opponent
-from eval.strategy_of import infoset_states, rlcard_env_state, strategy_of
+from eval.opponents.base import LOSSY, Opponent
+from eval.opponents.registry import load_opponent
+from eval.strategy_of import infoset_states, rlcard_env_state
 
 EQUILIBRIUM_ITERATIONS = 3000
 """DCFR iterations for the equilibrium column (NashConv below 1e-5 on both Leducs)."""
@@ -95,13 +96,13 @@ def equilibrium(tree: CompiledTree) -> tuple[FloatArray, str]:
 def opponent_table(game_id: str, names: Sequence[str]) -> OpponentTable:
     """Build each named opponent for ``game_id`` and score every pair exactly."""
     tree = compile_tree(load_game(game_id))
-    random_strategy = strategy_of(load_opponent("random", game_id).agent, tree)
+    random_strategy = load_opponent("random", game_id).agent.strategy(tree)
     equilibrium_strategy, how = equilibrium(tree)
     scored: list[tuple[Opponent, FloatArray, float]] = []
     for name in names:
         opponent = load_opponent(name, game_id)
         started = time.perf_counter()
-        strategy = strategy_of(opponent.agent, tree)
+        strategy = opponent.agent.strategy(tree)
         scored.append((opponent, strategy, time.perf_counter() - started))
     rows = []
     for opponent, strategy, seconds in scored:

@@ -2,56 +2,83 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from adapters.errors import InputError
 from cfr_agents.tree import compile_tree
+from eval.agents import strategy_of
 from eval.exploitability import exploitability_of_strategy
-from eval.opponents import nfsp, rlcard_builtin
-from eval.opponents.provenance import KINDS, Provenance, check_request, library_versions
-from eval.strategy_of import strategy_of
+from eval.opponents.provenance import CheckPoint, Provenance, library_versions
+from eval.opponents.registry import trainable
 
 
 @dataclass(frozen=True)
-class Trainer:
-    train: Callable[[Any, int, np.random.Generator, Callable[[int], None]], tuple[Any, dict[str, Any], float]]
-    save: Callable[[str | Path, Any, Provenance], None]
+class Checks:
+    """Exact checks during training: every ``every`` episodes or iterations (and at the end), stopping
+    at the first check whose exploitability is at most ``target_exploitability``, if given."""
 
-
-TRAINERS: dict[str, Trainer] = {
-    "rlcard-nfsp": Trainer(nfsp.train_rlcard, nfsp.save),
-    "openspiel-nfsp": Trainer(nfsp.train_openspiel, nfsp.save),
-    "rlcard-cfr": Trainer(rlcard_builtin.train_cfr, rlcard_builtin.save_cfr),
-}
-assert TRAINERS.keys() == KINDS.keys()
+    every: int | None = None
+    target_exploitability: float | None = None
 
 
 def train(
-    kind: str, game_id: str, amount: int, seed: int, on_progress: Callable[[int], None]
+    kind: str,
+    game_id: str,
+    amount: int,
+    seed: int,
+    on_progress: Callable[[int], None],
+    *,
+    preset: str | None = None,
+    checks: Checks = Checks(),
+    on_check: Callable[[CheckPoint], None] = lambda point: None,
 ) -> tuple[Any, Provenance]:
-    """Train ``amount`` episodes or iterations from ``seed``; the agent and its provenance,
-    with the exact NashConv of its strategy on the compiled tree."""
-    game = check_request(kind, game_id)
-    trainer = TRAINERS[kind]
-    agent, hyperparameters, seconds = trainer.train(game, amount, np.random.default_rng(seed), on_progress)
+    """Train up to ``amount`` episodes or iterations from ``seed``; the agent and its provenance, with
+    the exact NashConv of its strategy on the compiled tree and the curve of the checks made."""
+    training, game = trainable(kind, game_id)
+    if preset is not None and preset not in training.presets:
+        raise InputError(f"{kind} has no --hyperparameters {preset!r}; known: {', '.join(training.presets)}")
     tree = compile_tree(game)
-    measured = exploitability_of_strategy(tree, strategy_of(agent, tree))
+    curve: list[CheckPoint] = []
+    check_seconds = 0.0
+    started = time.perf_counter()
+
+    def progress(done: int, agent: Any) -> bool:
+        nonlocal check_seconds
+        on_progress(done)
+        if checks.every is None or (done % checks.every and done != amount):
+            return False
+        check_started = time.perf_counter()
+        nash_conv = exploitability_of_strategy(tree, strategy_of(agent, tree)).nash_conv
+        curve.append(CheckPoint(done, check_started - started - check_seconds, nash_conv))
+        check_seconds += time.perf_counter() - check_started
+        on_check(curve[-1])
+        target = checks.target_exploitability
+        return target is not None and nash_conv / 2 <= target
+
+    chosen = preset if preset is not None else next(iter(training.presets))
+    trained = training.train(game, amount, np.random.default_rng(seed), chosen, progress)
+    seconds = time.perf_counter() - started - check_seconds
+    measured = exploitability_of_strategy(tree, strategy_of(trained.agent, tree))
     provenance = Provenance(
         kind=kind,
         game=game.game_id,
         rules_fingerprint=game.rules_fingerprint,
         units=game.units,
-        episodes=amount if KINDS[kind].unit == "episodes" else None,
-        iterations=amount if KINDS[kind].unit == "iterations" else None,
+        episodes=trained.amount if training.unit == "episodes" else None,
+        iterations=trained.amount if training.unit == "iterations" else None,
         seed=seed,
-        hyperparameters=hyperparameters,
+        hyperparameters=trained.hyperparameters,
         training_seconds=seconds,
         versions=library_versions(),
         nash_conv=measured.nash_conv,
         exploitability=measured.exploitability,
+        curve=tuple(curve),
+        stopped_by="target_exploitability" if trained.amount < amount else "amount",
     )
-    return agent, provenance
+    return trained.agent, provenance
+

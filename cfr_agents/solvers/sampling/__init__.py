@@ -10,14 +10,14 @@ owed by rows a traversal does not reach are paid when it next does
 (:mod:`~cfr_agents.solvers.sampling.kernel_support`), so the result equals discounting every row
 every iteration.
 
-=========== =========================================== ================================
-scheme      paper                                       averaging (first = default)
-=========== =========================================== ================================
-``chance``  Zinkevich et al. 2007; Lanctot et al. 2009  ``reach``
-``external`` Lanctot et al. 2009                        ``simple``, ``full``
-``outcome`` Lanctot et al. 2009 (epsilon-greedy)        ``stochastic``, ``optimistic``
-``pure``    Gibson 2014; Wolff & Tan                    ``sampled``
-=========== =========================================== ================================
+============ =========================================== ================================
+scheme       paper                                       averaging (first = default)
+============ =========================================== ================================
+``chance``   Zinkevich et al. 2007; Lanctot et al. 2009  ``reach``
+``external`` Lanctot et al. 2009                         ``simple``, ``full``
+``outcome``  Lanctot et al. 2009 (epsilon-greedy)        ``stochastic``, ``optimistic``
+``pure``     Gibson 2014; Wolff & Tan                    ``sampled``
+============ =========================================== ================================
 
 Every scheme draws chance outcomes independently at each chance node (``chance_draws="independent"``,
 as the papers do) or from one stratified uniform per traversal (``"stratified"``: randomised

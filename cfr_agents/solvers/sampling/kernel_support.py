@@ -41,8 +41,9 @@ from typing import TypeAlias
 import numpy as np
 from numba import njit
 
-from cfr_agents.solvers import update_rule
 from cfr_agents.solvers.update_rule import RESCALE_LOG
+from cfr_agents.solvers.update_rule import discount as python_discount
+from cfr_agents.solvers.update_rule import log_discount as python_log_discount
 
 CODE, INDEX, FIRST, COUNT = range(4)
 """Columns of the kernels' ``nodes`` array: a node's code, its infoset (decision nodes), its first
@@ -50,7 +51,7 @@ child and its number of children. Nodes are numbered breadth-first, so a node's 
 consecutive nodes ``FIRST .. FIRST + COUNT - 1`` (child ``a`` is action column ``a`` or chance
 outcome ``a``) and every parent precedes its children."""
 CHANCE, PLAYER_0, PLAYER_1, TERMINAL = range(4)
-"""Node codes; a decision node's code is ``1 + `` its player."""
+"""Node codes; a decision node's code is ``1 + player``."""
 
 ITERATION, L_POS, L_NEG, L_POS_BEFORE, L_NEG_BEFORE, LOG_SCALE, WEIGHT, WEIGHT_SUM, D_POS, D_NEG = range(10)
 NUM_SCALARS = 10
@@ -104,8 +105,8 @@ def sample(probabilities: np.ndarray, n: int, rng: np.ndarray) -> int:
     return n - 1
 
 
-discount = njit(cache=True, error_model="numpy")(update_rule.discount)
-log_discount = njit(cache=True, error_model="numpy")(update_rule.log_discount)
+discount = njit(cache=True, error_model="numpy")(python_discount)
+log_discount = njit(cache=True, error_model="numpy")(python_log_discount)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -226,7 +227,7 @@ def update_regrets(
 ) -> None:
     r"""Row :math:`I` at iteration :math:`t`: pay the owed discounts, then
     :math:`R^t(I,a) = d_\pm(t)\,\big(R^{t-1}(I,a) + \tilde r^t(I,a)\big)` with the sign's discount,
-    and refresh the row's current strategy ``current[I] = `` :math:`\sigma^{t+1}(I,\cdot)` by regret matching."""
+    and refresh the row's current strategy, ``current[I]`` :math:`= \sigma^{t+1}(I,\cdot)`, by regret matching."""
     owed_pos = math.exp(scalars[L_POS_BEFORE] - log_at[infoset, 0]) if math.isfinite(alpha) else 1.0
     owed_neg = math.exp(scalars[L_NEG_BEFORE] - log_at[infoset, 1]) if math.isfinite(beta) else 1.0
     d_pos, d_neg = scalars[D_POS], scalars[D_NEG]

@@ -1,0 +1,206 @@
+"""Named opponents in one registry: one :class:`~eval.opponents.base.Family` spec per family.
+
+A name is one of :data:`FAMILIES` (``random``, ``rlcard-rule-v1``, ...), an OpenSpiel solver with
+an iteration count (``openspiel-cfr+:1000``), or the path of a file: a policy file, or a model
+file written by ``cfr-agents train-opponent`` (an NFSP sidecar, an RLCard CFR table).
+
+A new kind of opponent is one more :class:`~eval.opponents.base.Family` below: how it applies, how it
+is built, and, if ``train-opponent`` trains it, its :class:`~eval.opponents.base.Training`.
+
+>>> [family.name for family in available("openspiel:kuhn_poker")][:3]
+['random', 'openspiel-cfr', 'openspiel-cfr+']
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import eval.opponents.nfsp as nfsp
+import eval.opponents.openspiel_solvers as openspiel_solvers
+import eval.opponents.rlcard_builtin as rlcard_builtin
+from adapters import Game, load_game
+from adapters.errors import InputError
+from adapters.openspiel import OpenSpielGame
+from adapters.rlcard import RLCardGame
+from cfr_agents.policy import FORMAT as POLICY_FORMAT
+from cfr_agents.policy import load_policy
+from eval.opponents.base import FULL, LOSSY, Family, Opponent, Training
+from eval.opponents.provenance import FORMAT as MODEL_FORMAT
+from eval.opponents.provenance import provenance_of
+
+MODELS = Path(__file__).parent / "models"
+"""The shipped trained opponents: ``<family>_<game name>.json`` (and ``.safetensors`` for NFSP)."""
+
+
+def shipped_model(family: str, game: Game) -> Path:
+    """Where the shipped model of ``family`` for ``game`` lives (it may not exist)."""
+    return MODELS / f"{family}_{game.game_id.partition(':')[2]}.json"
+
+
+def _everywhere(game: Game) -> bool:
+    return True
+
+
+def _rlcard_leduc(game: Game) -> bool:
+    return game.game_id == "rlcard:leduc-holdem"
+
+
+def _has_model(family: str) -> Callable[[Game], bool]:
+    return lambda game: shipped_model(family, game).is_file()
+
+
+def _shipped(family: str) -> Callable[[Game, int | None], Opponent]:
+    def build(game: Game, _: int | None) -> Opponent:
+        return load_model_file(shipped_model(family, game), game, name=family)
+
+    return build
+
+
+def _random(game: Game, _: int | None) -> Opponent:
+    if isinstance(game, RLCardGame):
+        return Opponent.of("random", game.game_id, rlcard_builtin.random_agent(game), "RLCard's RandomAgent", LOSSY)
+    from open_spiel.python.policy import UniformRandomPolicy
+
+    assert isinstance(game, OpenSpielGame)
+    return Opponent.of("random", game.game_id, UniformRandomPolicy(game.pyspiel_game), "uniform", FULL)
+
+
+FAMILIES: Mapping[str, Family] = {
+    family.name: family
+    for family in (
+        Family("random", "RLCard's RandomAgent (rlcard:), uniform play (openspiel:)", _everywhere, _random),
+        Family("rlcard-rule-v1", "RLCard's leduc-holdem-rule-v1: raise, else call, else check", _rlcard_leduc,
+               rlcard_builtin.rule_opponent("rlcard-rule-v1")),
+        Family("rlcard-rule-v2", "RLCard's leduc-holdem-rule-v2 (folds every hand pre-flop)", _rlcard_leduc,
+               rlcard_builtin.rule_opponent("rlcard-rule-v2")),
+        Family("rlcard-pretrained-cfr", "RLCard's bundled leduc-holdem-cfr model, NumPy 2 compatible", _rlcard_leduc,
+               rlcard_builtin.pretrained_opponent),
+        Family("rlcard-cfr", "RLCard's chance-sampling CFRAgent, trained by train-opponent", _has_model("rlcard-cfr"),
+               _shipped("rlcard-cfr"),
+               training=Training("rlcard:", "iterations", LOSSY, rlcard_builtin.CFR_PRESETS, rlcard_builtin.train_cfr,
+                                 rlcard_builtin.save_cfr, rlcard_builtin.load_cfr)),
+        Family("rlcard-nfsp", "RLCard's NFSPAgent, self-play, trained by train-opponent", _has_model("rlcard-nfsp"),
+               _shipped("rlcard-nfsp"), needs_torch=True,
+               training=Training("rlcard:", "episodes", LOSSY, nfsp.RLCARD_PRESETS, nfsp.train_rlcard, nfsp.save,
+                                 nfsp.load_rlcard, nfsp.outputs)),
+        Family("openspiel-nfsp", "OpenSpiel's PyTorch NFSP, self-play, trained by train-opponent",
+               _has_model("openspiel-nfsp"), _shipped("openspiel-nfsp"), needs_torch=True,
+               training=Training("openspiel:", "episodes", FULL, nfsp.OPENSPIEL_PRESETS, nfsp.train_openspiel,
+                                 nfsp.save, nfsp.load_openspiel, nfsp.outputs)),
+        *(
+            Family(name, f"{solver.summary} for N iterations (default {solver.default_iterations:,}; "
+                   f"{solver.bridged_iterations:,} on bridged RLCard games)",
+                   _everywhere, openspiel_solvers.builder(name), takes_iterations=True)
+            for name, solver in openspiel_solvers.SOLVERS.items()
+        ),
+    )
+}  # fmt: skip
+
+TRAINABLE: Mapping[str, Training] = {
+    name: family.training for name, family in FAMILIES.items() if family.training is not None
+}
+"""The families ``cfr-agents train-opponent`` trains, and how."""
+
+
+def available(game_id: str) -> list[Family]:
+    """The registry entries that apply to ``game_id``, in registry order."""
+    game = load_game(game_id)
+    return [family for family in FAMILIES.values() if family.applies(game)]
+
+
+def is_file_name(name: str) -> bool:
+    """A name that stands for a file rather than a registry entry."""
+    return name.endswith(".json") or "/" in name or Path(name).is_file()
+
+
+def _require_extras(family: Family) -> None:
+    if family.needs_torch:
+        nfsp.require_torch(family.name)
+
+
+def load_opponent(name: str, game_id: str | None = None) -> Opponent:
+    """Build the opponent ``name`` for ``game_id`` (a file carries its own game; ``game_id``, if
+    given, must agree with it)."""
+    if is_file_name(name):
+        game = load_game(game_id) if game_id is not None else None
+        return load_model_file(Path(name), game, name=name)
+    family_name, _, count = name.partition(":")
+    family = FAMILIES.get(family_name)
+    if family is None:
+        raise InputError(f"unknown opponent {name!r}; known: {', '.join(FAMILIES)}, or a policy or model file")
+    if game_id is None:
+        raise InputError(f"opponent {name!r} needs a game: give --game")
+    game = load_game(game_id)
+    if not family.applies(game):
+        names = ", ".join(f.name for f in FAMILIES.values() if f.applies(game))
+        raise InputError(f"opponent {family_name!r} is not available for {game_id}; available: {names}")
+    iterations = _iterations(name, count) if family.takes_iterations else None
+    if count and not family.takes_iterations:
+        raise InputError(f"opponent {family_name!r} takes no iteration count (got {name!r})")
+    _require_extras(family)
+    return family.build(game, iterations)
+
+
+def _iterations(name: str, count: str) -> int | None:
+    if not count:
+        return None
+    try:
+        value = int(count)
+    except ValueError:
+        raise InputError(f"{name!r}: the iteration count after ':' must be an integer") from None
+    if value <= 0:
+        raise InputError(f"{name!r}: the iteration count must be positive")
+    return value
+
+
+def load_model_file(path: Path, game: Game | None, *, name: str) -> Opponent:
+    """A policy file or a trained-opponent file as an opponent (for ``game``, if given)."""
+    data = _read_json(path)
+    kind = data.get("format") if isinstance(data, dict) else None
+    if kind == POLICY_FORMAT:
+        policy = load_policy(path)
+        if game is not None:
+            policy.check_game(game.game_id, game.rules_fingerprint)
+        trained = f"{policy.algorithm}, {policy.iterations:,} iterations"
+        return Opponent.of(name, policy.game_id, policy, trained, FULL, algorithm=policy.algorithm,
+                           iterations=policy.iterations)  # fmt: skip
+    if kind != MODEL_FORMAT:
+        raise InputError(f"{str(path)!r} is neither a policy file nor an opponent model file")
+    assert isinstance(data, dict)
+    provenance = provenance_of(data, str(path))
+    family = FAMILIES.get(provenance.kind)
+    if family is None or family.training is None:
+        raise InputError(f"{str(path)!r}: no trainable opponent family is called {provenance.kind!r}")
+    _require_extras(family)
+    target = game if game is not None else load_game(provenance.game)
+    agent = family.training.load(path, data, provenance, target)
+    return Opponent.of(name, target.game_id, agent, provenance.describe(), family.training.observes,
+                       provenance=provenance, algorithm=provenance.kind,
+                       iterations=provenance.iterations)  # fmt: skip
+
+
+def trainable(kind: str, game_id: str) -> tuple[Training, Game]:
+    """Refuse, before any work, a family that ``train-opponent`` cannot train on ``game_id``, or
+    that needs a missing extra; its training spec and the game."""
+    family = FAMILIES.get(kind)
+    if family is None or family.training is None:
+        raise InputError(f"train-opponent trains {', '.join(TRAINABLE)}, not {kind!r}")
+    game = load_game(game_id)
+    if not game_id.startswith(family.training.toolkit):
+        raise InputError(f"{kind} trains on {family.training.toolkit} games, not {game_id}")
+    _require_extras(family)
+    return family.training, game
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"file {str(path)!r} does not exist") from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"{str(path)!r} is not valid JSON (line {error.lineno}: {error.msg})") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"cannot read {str(path)!r}: {error}") from None

@@ -1,0 +1,65 @@
+"""``cfr-agents tournament``: round robin with exploitability per agent; JSON, CSV, Markdown and a
+heatmap; results byte for byte the same for any number of workers and on Ray; each pairing seeded
+on its own."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support import MATCH_REPORT_FIELDS, run_cli
+
+
+def tournament(out: Path, workers: int, agents: list[str], hands: int = 200) -> list[str]:
+    return ["tournament", "--game", "rlcard:leduc-holdem", *agents, "--hands", str(hands), "--out", str(out),
+            "--workers", str(workers), "--seed", "7", "--quiet"]  # fmt: skip
+
+
+def test_tournament_outputs_and_workers_give_identical_results(policy_files: dict[str, Path], tmp_path: Path) -> None:
+    agents = [str(policy_files["rlcard:leduc-holdem"]), "random", "rlcard-rule-v1"]
+    one, two = tmp_path / "one", tmp_path / "two"
+    status, out, _ = run_cli(tournament(one, 1, agents))
+    assert status == 0 and "| agent |" in out
+    assert run_cli(tournament(two, 2, agents)).status == 0
+    for name in ("results.json", "results.csv", "results.md"):
+        assert (one / name).read_bytes() == (two / name).read_bytes(), name
+    results = json.loads((one / "results.json").read_text())
+    assert results["game"] == "rlcard:leduc-holdem" and results["units"] == "BB" and results["agents"] == agents
+    assert len(results["matches"]) == 3 and len(results["exploitability"]) == 3
+    assert {tuple(m["agents"]) for m in results["matches"]} == {(agents[0], "random"), (agents[0], "rlcard-rule-v1"),
+                                                                ("random", "rlcard-rule-v1")}  # fmt: skip
+    for match in results["matches"]:
+        assert set(match) >= MATCH_REPORT_FIELDS and match["hands"] == 200 and match["exact"] is not None
+    by_agent = {score["agent"]: score for score in results["exploitability"]}
+    assert by_agent["random"]["nash_conv"] == pytest.approx(2 * by_agent["random"]["exploitability"])
+    assert by_agent[agents[0]]["exploitability"] < by_agent["rlcard-rule-v1"]["exploitability"]
+    rows = list(csv.DictReader((one / "results.csv").open()))
+    assert len(rows) == 3 and float(rows[0]["mean"]) == results["matches"][0]["mean"]
+    table = (one / "results.md").read_text()
+    assert table.count("\n| `") == 3 and "exploitability" in table
+    assert (one / "heatmap.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_tournament_on_ray_equals_one_on_local_workers(
+    local_ray: None, policy_files: dict[str, Path], tmp_path: Path
+) -> None:
+    """The policy file travels to the Ray workers as its contents; the results are byte for byte the same."""
+    agents = [str(policy_files["rlcard:leduc-holdem"]), "random", "rlcard-rule-v1"]
+    assert run_cli(tournament(tmp_path / "local", 2, agents)).status == 0
+    on_ray = tournament(tmp_path / "ray", 2, agents)
+    on_ray[on_ray.index("--workers") : on_ray.index("--workers") + 2] = ["--ray"]
+    assert run_cli(on_ray).status == 0
+    for name in ("results.json", "results.csv", "results.md"):
+        assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "ray" / name).read_bytes(), name
+
+
+def test_a_pairing_does_not_depend_on_the_others(policy_files: dict[str, Path], tmp_path: Path) -> None:
+    """Pairing k's seeds come from (seed, k): the same first pairing whatever agents follow."""
+    first = [str(policy_files["rlcard:leduc-holdem"]), "random"]
+    assert run_cli(tournament(tmp_path / "a", 1, first)).status == 0
+    assert run_cli(tournament(tmp_path / "b", 1, [*first, "rlcard-rule-v1"])).status == 0
+    a, b = (json.loads((tmp_path / d / "results.json").read_text())["matches"][0] for d in "ab")
+    assert a == b
