@@ -104,9 +104,7 @@ def _walk(game: Game) -> None:
     """Depth-first over every state, with each player's last own decision on the path."""
     infosets: dict[str, _Infoset] = {}
     decisions = terminals = 0
-    stack: list[tuple[State, History, tuple[OwnSequence, OwnSequence]]] = [
-        (game.new_initial_state(), (), (None, None))
-    ]
+    stack: list[tuple[State, History, tuple[OwnSequence, OwnSequence]]] = [(game.new_initial_state(), (), (None, None))]
     while stack:
         state, history, own = stack.pop()
         where = f"{game.game_id}, history {list(history)} ({state})"

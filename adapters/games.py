@@ -10,9 +10,7 @@ def load_game(game_id: str) -> Game:
     """The game for ``openspiel:<pyspiel game string>`` or ``rlcard:<env id>``."""
     toolkit, _, name = game_id.partition(":")
     if not name:
-        raise UnknownGameError(
-            f"game id {game_id!r} must look like 'openspiel:leduc_poker' or 'rlcard:leduc-holdem'"
-        )
+        raise UnknownGameError(f"game id {game_id!r} must look like 'openspiel:leduc_poker' or 'rlcard:leduc-holdem'")
     if toolkit == "openspiel":
         from adapters.openspiel import OpenSpielGame
 

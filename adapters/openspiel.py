@@ -63,8 +63,7 @@ def check_supported(game: pyspiel.Game, game_string: str) -> None:
         problems.append("sampled (non-enumerable) chance")
     if problems:
         raise UnsupportedGameError(
-            f"{game_string!r} is not a two-player zero-sum sequential game with perfect recall "
-            f"({', '.join(problems)})"
+            f"{game_string!r} is not a two-player zero-sum sequential game with perfect recall ({', '.join(problems)})"
         )
 
 

@@ -275,9 +275,7 @@ class RLCardGame(Game):
 
     def __init__(self, env_id: str) -> None:
         if env_id not in _SPECS:
-            raise UnknownGameError(
-                f"unsupported RLCard game {env_id!r}; supported: {', '.join(sorted(_SPECS))}"
-            )
+            raise UnknownGameError(f"unsupported RLCard game {env_id!r}; supported: {', '.join(sorted(_SPECS))}")
         rlcard_kuhn.register()
         self.spec = _SPECS[env_id]
         self.game_id = PREFIX + env_id

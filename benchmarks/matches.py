@@ -79,9 +79,11 @@ def main() -> int:
             env.run(is_training=False)
         return int(args.hands)
 
-    for label, play in (("our policy agent vs itself (duplicate match)", ours_vs_ours),
-                        ("our policy agent vs RLCard RandomAgent (duplicate match)", ours_vs_random),
-                        ("RLCard env.run, RandomAgent vs RandomAgent (yardstick)", rlcard_random)):  # fmt: skip
+    for label, play in (
+        ("our policy agent vs itself (duplicate match)", ours_vs_ours),
+        ("our policy agent vs RLCard RandomAgent (duplicate match)", ours_vs_random),
+        ("RLCard env.run, RandomAgent vs RandomAgent (yardstick)", rlcard_random),
+    ):
         hands, wall, cpu = timed(play)
         rows.append((label, hands, hands / wall, hands / cpu))
         print(f"{label}: {hands / wall:,.0f} hands/s wall, {hands / cpu:,.0f} hands per CPU-second", file=sys.stderr)
@@ -127,8 +129,7 @@ def main() -> int:
         "|---|---|---|",
         f"| our policy agent, at least {TARGET:,} hands/s per core | {ours_cpu:,.0f} hands per CPU-second "
         f"| {'pass' if ours_cpu >= TARGET else 'FAIL'} |",
-        f"| `--workers 2` / `--workers 1` | {two / one:.2f}x | "
-        f"{'same results' if same else 'RESULTS DIFFER'} |",
+        f"| `--workers 2` / `--workers 1` | {two / one:.2f}x | {'same results' if same else 'RESULTS DIFFER'} |",
     ]
     text = "\n".join(lines) + "\n"
     write_atomic(args.out, text)

@@ -113,8 +113,9 @@ def our_runner(
     """Our solver of ``algorithm`` with ``sampling``; a sampled solver's kernel is compiled here, untimed."""
     if sampling == "none":
         return OurRunner(tree, game, cfr_agents.make_solver(tree, algorithm))
-    solver = cfr_agents.make_solver(tree, algorithm, sampling=sampling, rng=np.random.default_rng(seed),
-                                    chance_draws=chance_draws)  # fmt: skip
+    solver = cfr_agents.make_solver(
+        tree, algorithm, sampling=sampling, rng=np.random.default_rng(seed), chance_draws=chance_draws
+    )
     assert isinstance(solver, SampledSolver)
     solver.compile()
     return OurRunner(tree, game, solver)
@@ -260,6 +261,14 @@ def measure_convergence(
         if points[-1].nash_conv <= stop_nash_conv or solve >= budget or (report_seconds and not pending):
             break
     return Convergence(
-        entry.name, entry.label, entry.family, entry.algorithm, entry.sampling, entry.seed, game, budget,
-        tuple(points), runner.reference_check(),
-    )  # fmt: skip
+        entry.name,
+        entry.label,
+        entry.family,
+        entry.algorithm,
+        entry.sampling,
+        entry.seed,
+        game,
+        budget,
+        tuple(points),
+        runner.reference_check(),
+    )

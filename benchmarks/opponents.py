@@ -105,16 +105,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="also write the table to this Markdown file")
     args = parser.parse_args(argv)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores, load {load}; "
-          f"{args.repeats} repeats")  # fmt: skip
+    print(
+        f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores, load {load}; "
+        f"{args.repeats} repeats"
+    )
     print(HEADER)
     timings = [timing for game_id in GAMES for timing in time_game(game_id, args.repeats)]
     failed = [t.agent for t in timings if not t.passes and t.game == GAMES[0]]
     verdict = "all pass" if not failed else f"FAIL: {', '.join(failed)}"
     print(f"RLCard Leduc targets: {verdict}")
     if args.out is not None:
-        lines = [f"Load average at the start: {load}.", "", HEADER, *(_line(t) for t in timings), "",
-                 f"RLCard Leduc targets: {verdict}"]  # fmt: skip
+        lines = [
+            f"Load average at the start: {load}.",
+            "",
+            HEADER,
+            *(_line(t) for t in timings),
+            "",
+            f"RLCard Leduc targets: {verdict}",
+        ]
         write_atomic(args.out, "\n".join(lines) + "\n")
     return 0 if not failed else 1
 

@@ -114,23 +114,35 @@ YARDSTICKS: dict[str, Yardstick] = {
     yardstick.name: yardstick
     for yardstick in (
         Yardstick(
-            "openspiel-cpp:external", "openspiel-cpp", "external", "OpenSpiel C++ ExternalSamplingMCCFRSolver",
+            "openspiel-cpp:external",
+            "openspiel-cpp",
+            "external",
+            "OpenSpiel C++ ExternalSamplingMCCFRSolver",
             lambda game, seed: pyspiel.ExternalSamplingMCCFRSolver(game, seed, pyspiel.MCCFRAverageType.SIMPLE),
         ),
         Yardstick(
-            "openspiel-cpp:outcome", "openspiel-cpp", "outcome", "OpenSpiel C++ OutcomeSamplingMCCFRSolver",
+            "openspiel-cpp:outcome",
+            "openspiel-cpp",
+            "outcome",
+            "OpenSpiel C++ OutcomeSamplingMCCFRSolver",
             lambda game, seed: pyspiel.OutcomeSamplingMCCFRSolver(game, DEFAULT_EPSILON, seed),
         ),
         Yardstick(
-            "openspiel-python:external", "openspiel-python", "external", "OpenSpiel Python ExternalSamplingSolver",
+            "openspiel-python:external",
+            "openspiel-python",
+            "external",
+            "OpenSpiel Python ExternalSamplingSolver",
             partial(_python_solver, external_sampling_mccfr.ExternalSamplingSolver),
         ),
         Yardstick(
-            "openspiel-python:outcome", "openspiel-python", "outcome", "OpenSpiel Python OutcomeSamplingSolver",
+            "openspiel-python:outcome",
+            "openspiel-python",
+            "outcome",
+            "OpenSpiel Python OutcomeSamplingSolver",
             partial(_python_solver, outcome_sampling_mccfr.OutcomeSamplingSolver),
         ),
     )
-}  # fmt: skip
+}
 
 EVERY_SCHEME_CFR = (
     *((scheme, "cfr", "independent") for scheme in SCHEMES),
@@ -138,11 +150,14 @@ EVERY_SCHEME_CFR = (
 )
 VARIANTS = (
     *EVERY_SCHEME_CFR,
-    ("external", "cfr+", "independent"), ("external", "lcfr", "independent"), ("external", "dcfr", "independent"),
-    ("chance", "cfr+", "independent"), ("chance", "dcfr", "independent"),
+    ("external", "cfr+", "independent"),
+    ("external", "lcfr", "independent"),
+    ("external", "dcfr", "independent"),
+    ("chance", "cfr+", "independent"),
+    ("chance", "dcfr", "independent"),
     ("outcome", "cfr+", "independent"),
     ("pure", "cfr+", "independent"),
-)  # fmt: skip
+)
 """``(sampling, algorithm, chance draws)`` of our configurations on the target game."""
 
 
@@ -259,12 +274,16 @@ def contenders(
     full-tree reference, with ``seed``."""
     entries = [
         Contender(
-            configuration_name(sampling, algorithm, draws), "ours", algorithm, sampling,
+            configuration_name(sampling, algorithm, draws),
+            "ours",
+            algorithm,
+            sampling,
             f"{configuration_name(sampling, algorithm, draws)} (ours)",
-            partial(our_runner, tree, game, algorithm, sampling, seed, draws), seed,
+            partial(our_runner, tree, game, algorithm, sampling, seed, draws),
+            seed,
         )
         for sampling, algorithm, draws in spec.configurations
-    ]  # fmt: skip
+    ]
     for name in spec.yardsticks:
         yardstick = YARDSTICKS[name]
         make = partial(MCCFRRunner, tree, game, states, yardstick, seed)
@@ -329,9 +348,14 @@ class GameResult:
 
 def _converge(entry: Contender, tree: CompiledTree, game: str, times: tuple[float, float]) -> Convergence:
     run = measure_convergence(
-        entry, tree, game, times[1], stop_nash_conv=STOP_NASH_CONV, per_decade=CHECKPOINTS_PER_DECADE,
+        entry,
+        tree,
+        game,
+        times[1],
+        stop_nash_conv=STOP_NASH_CONV,
+        per_decade=CHECKPOINTS_PER_DECADE,
         report_seconds=times,
-    )  # fmt: skip
+    )
     progress(
         f"[sampling {game}] {entry.name} seed {entry.seed}: NashConv {run.final.nash_conv:.2e} after"
         f" {run.final.iteration:,} iterations, {run.final.seconds:.2f} s"
@@ -409,9 +433,13 @@ def print_compile_time(scheme: str) -> None:
 def _compile_in_fresh_process(scheme: str, cache: str) -> tuple[float, float]:
     code = f"from benchmarks.sampling import print_compile_time; print_compile_time({scheme!r})"
     completed = subprocess.run(
-        [sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], env={**os.environ,
-        "NUMBA_CACHE_DIR": cache}, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parents[1],
+        env={**os.environ, "NUMBA_CACHE_DIR": cache},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     seconds = json.loads(completed.stdout.splitlines()[-1])
     return float(seconds["wall"]), float(seconds["cpu"])
 
@@ -459,12 +487,22 @@ def game_table(result: GameResult, times: tuple[float, float]) -> Table:
         )
     return Table(
         f"{result.spec.game_id}: MCCFR speed and NashConv ({result.units}) at equal solve time",
-        ("solver", "iterations/s", "range", f"NashConv at {times[0]:.3g} s", f"at {times[1]:.3g} s",
-         "last (seed 0)", "vs OpenSpiel"),
+        (
+            "solver",
+            "iterations/s",
+            "range",
+            f"NashConv at {times[0]:.3g} s",
+            f"at {times[1]:.3g} s",
+            "last (seed 0)",
+            "vs OpenSpiel",
+        ),
         tuple(rows),
-        (result.summary, "iterations/s: median (range) of interleaved timed batches; one iteration = one traversal per"
-         " player. vs OpenSpiel: the worst cross-check over the seeds."),
-    )  # fmt: skip
+        (
+            result.summary,
+            "iterations/s: median (range) of interleaved timed batches; one iteration = one traversal per"
+            " player. vs OpenSpiel: the worst cross-check over the seeds.",
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -541,10 +579,14 @@ def target_table(title: str, targets: Sequence[Target], notes: tuple[str, ...] =
 
 def compile_table(times: Sequence[CompileTime]) -> Table:
     rows = tuple(
-        (time_.scheme, f"{time_.cold[0]:.2f} s ({time_.cold[1]:.2f} s CPU)",
-         f"{time_.cached[0]:.3f} s ({time_.cached[1]:.3f} s CPU)", verdict(time_.passed))
+        (
+            time_.scheme,
+            f"{time_.cold[0]:.2f} s ({time_.cold[1]:.2f} s CPU)",
+            f"{time_.cached[0]:.3f} s ({time_.cached[1]:.3f} s CPU)",
+            verdict(time_.passed),
+        )
         for time_ in times
-    )  # fmt: skip
+    )
     return Table(
         f"JIT compile time per kernel on {COMPILE_GAME} (targets: <= {COMPILE_TARGETS[0]:g} s cold,"
         f" <= {COMPILE_TARGETS[1]:g} s from cache)",
@@ -581,6 +623,7 @@ def run(games: Sequence[str], settings: Settings, full_tree_games: Sequence[str]
     runs = tuple(run for result in results for run in result.runs)
     tables.append(cross_check_table(runs, CROSS_CHECK_TOLERANCE, CROSS_CHECK_NOTES))
     notes = () if times == TARGET_TIMES else (f"Sampling budget {settings.budget:g} s: NashConv targets not judged.",)
-    figures = tuple(Figure(result.game, f"{result.spec.game_id}: NashConv against solve time", result.units)
-                    for result in results)  # fmt: skip
+    figures = tuple(
+        Figure(result.game, f"{result.spec.game_id}: NashConv against solve time", result.units) for result in results
+    )
     return FamilyResult(Section("Monte Carlo CFR", METHOD, tuple(tables)), runs, figures, notes)

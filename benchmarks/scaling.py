@@ -55,16 +55,49 @@ def timed(command: list[str]) -> tuple[float, str]:
 
 def tournament(directory: Path, name: str, extra: list[str], hands: int, policies: list[str]) -> Timed:
     out = directory / f"tournament-{''.join(filter(str.isalnum, name))}"
-    seconds, _ = timed(["tournament", "--game", "rlcard:leduc-holdem", *policies, *TOURNAMENT_AGENTS,
-                        "--hands", str(hands), "--seed", "0", "--out", str(out), "--quiet", *extra])  # fmt: skip
+    seconds, _ = timed(
+        [
+            "tournament",
+            "--game",
+            "rlcard:leduc-holdem",
+            *policies,
+            *TOURNAMENT_AGENTS,
+            "--hands",
+            str(hands),
+            "--seed",
+            "0",
+            "--out",
+            str(out),
+            "--quiet",
+            *extra,
+        ]
+    )
     return Timed(name, seconds, (out / "results.json").read_text())
 
 
 def sweep(directory: Path, name: str, extra: list[str], jobs: int, iterations: int) -> Timed:
     out = directory / f"sweep-{''.join(filter(str.isalnum, name))}"  # a fresh directory: no finished jobs to reuse
-    seconds, stdout = timed(["sweep", "--game", "openspiel:leduc_poker", "--algo", "cfr", "--sampling", "external",
-                             "--grid", "averaging=simple", "--seeds", f"0-{jobs - 1}", "--iterations",
-                             str(iterations), "--out", str(out), "--json", *extra])  # fmt: skip
+    seconds, stdout = timed(
+        [
+            "sweep",
+            "--game",
+            "openspiel:leduc_poker",
+            "--algo",
+            "cfr",
+            "--sampling",
+            "external",
+            "--grid",
+            "averaging=simple",
+            "--seeds",
+            f"0-{jobs - 1}",
+            "--iterations",
+            str(iterations),
+            "--out",
+            str(out),
+            "--json",
+            *extra,
+        ]
+    )
     report = json.loads(stdout.strip().splitlines()[-1])
     kept = {key: (job["iterations"], job["nash_conv"]) for key, job in report["jobs"].items()}
     return Timed(name, seconds, json.dumps(kept, sort_keys=True))
@@ -75,8 +108,22 @@ def policies(directory: Path) -> list[str]:
     files = []
     for algo, sampling, iterations in (("dcfr", "none", "2000"), ("cfr", "external", "2000000")):
         path = directory / f"{algo}-{sampling}.json"
-        timed(["train", "--game", "rlcard:leduc-holdem", "--algo", algo, "--sampling", sampling,
-               "--iterations", iterations, "--out", str(path), "--quiet"])  # fmt: skip
+        timed(
+            [
+                "train",
+                "--game",
+                "rlcard:leduc-holdem",
+                "--algo",
+                algo,
+                "--sampling",
+                sampling,
+                "--iterations",
+                iterations,
+                "--out",
+                str(path),
+                "--quiet",
+            ]
+        )
         files.append(str(path))
     return files
 
@@ -112,8 +159,10 @@ def main() -> int:
         ours = policies(directory)
         tournaments = [tournament(directory, label, extra, args.hands, ours) for label, extra in EXECUTORS]
         sweeps = [sweep(directory, label, extra, args.jobs, args.iterations) for label, extra in EXECUTORS]
-    work = (f"a 6-agent round robin on RLCard Leduc (our DCFR and MCCFR policies, {', '.join(TOURNAMENT_AGENTS)}), "
-            f"{args.hands:,} hands per match")  # fmt: skip
+    work = (
+        f"a 6-agent round robin on RLCard Leduc (our DCFR and MCCFR policies, {', '.join(TOURNAMENT_AGENTS)}), "
+        f"{args.hands:,} hands per match"
+    )
     first, speedup, tournament_overhead = table("Tournament", tournaments, work)
     second, sweep_speedup, overhead = table(
         "Sweep", sweeps, f"{args.jobs} external-sampling runs of {args.iterations:,} iterations on OpenSpiel Leduc"
@@ -124,19 +173,32 @@ def main() -> int:
         "Targets",
         ("target", "measured", "verdict"),
         (
-            ("--workers 2 over --workers 1 on the 6-agent tournament, at least 1.7x", f"{speedup:.2f}x",
-             verdict(speedup >= 1.7)),
-            ("local --ray over --workers 2 on a minute or more of work, at most +20%", f"{minute_overhead:+.1%}",
-             verdict(minute_overhead <= 0.2 and long_enough)),
+            (
+                "--workers 2 over --workers 1 on the 6-agent tournament, at least 1.7x",
+                f"{speedup:.2f}x",
+                verdict(speedup >= 1.7),
+            ),
+            (
+                "local --ray over --workers 2 on a minute or more of work, at most +20%",
+                f"{minute_overhead:+.1%}",
+                verdict(minute_overhead <= 0.2 and long_enough),
+            ),
         ),
         (f"The sweep's --workers 2 over --workers 1: {sweep_speedup:.2f}x.",),
     )
-    report = "\n".join([
-        "# Scale-out: one workload, three executors", "",
-        f"- Date: {now()}", "- Command: `.venv/bin/python benchmarks/scaling.py`",
-        f"- Load average at the start (1, 5, 15 min): {load}", "",
-        first.markdown(), second.markdown(), targets.markdown(),
-    ])  # fmt: skip
+    report = "\n".join(
+        [
+            "# Scale-out: one workload, three executors",
+            "",
+            f"- Date: {now()}",
+            "- Command: `.venv/bin/python benchmarks/scaling.py`",
+            f"- Load average at the start (1, 5, 15 min): {load}",
+            "",
+            first.markdown(),
+            second.markdown(),
+            targets.markdown(),
+        ]
+    )
     print(first.text() + second.text() + targets.text(), end="")
     write_atomic(args.out, report)
     return 0

@@ -109,13 +109,16 @@ def parse_options(argv: Sequence[str]) -> Options:
         games = _names(options.games)
         unknown = [game for game in games if not any(game in FAMILIES[name].games for name in chosen)]
         if not games or unknown:
-            parser.error(f"--games takes a comma-separated subset of {known} (for the chosen families),"
-                         f" not {options.games!r}")  # fmt: skip
+            parser.error(
+                f"--games takes a comma-separated subset of {known} (for the chosen families), not {options.games!r}"
+            )
         families = {name: tuple(game for game in games if game in FAMILIES[name].games) for name in chosen}
         idle = [name for name, run in families.items() if not run]
         if idle:
-            parser.error(f"--games {options.games!r} gives family {idle[0]} nothing to run"
-                         f" (it runs {', '.join(FAMILIES[idle[0]].games)})")  # fmt: skip
+            parser.error(
+                f"--games {options.games!r} gives family {idle[0]} nothing to run"
+                f" (it runs {', '.join(FAMILIES[idle[0]].games)})"
+            )
     budget = options.budget if options.budget is not None else (QUICK_BUDGET if options.quick else DEFAULT_BUDGET)
     if not (math.isfinite(budget) and budget > 0):
         parser.error(f"--budget must be a positive number of seconds, not {budget}")

@@ -76,9 +76,15 @@ class Checkpoint:
             )
         try:
             solver = make_solver(
-                tree, self.algorithm, self.rule, sampling=self.sampling, rng=np.random.default_rng(self.seed),
-                averaging=self.averaging, epsilon=self.epsilon, chance_draws=self.chance_draws,
-            )  # fmt: skip
+                tree,
+                self.algorithm,
+                self.rule,
+                sampling=self.sampling,
+                rng=np.random.default_rng(self.seed),
+                averaging=self.averaging,
+                epsilon=self.epsilon,
+                chance_draws=self.chance_draws,
+            )
         except InputError as error:
             raise CheckpointError(f"the checkpoint's solver settings do not combine: {error}") from None
         expected = solver.state()
@@ -156,8 +162,16 @@ def _from_arrays(arrays: dict[str, np.ndarray], source: str) -> Checkpoint:
         raise fail(f"is not a {FORMAT} file")
     if header.get("format_version") != FORMAT_VERSION:
         raise fail(f"has format_version {header.get('format_version')!r}; this version reads {FORMAT_VERSION}")
-    expected = {"game": str, "rules_fingerprint": str, "algorithm": str, "rule": dict, "sampling": str,
-                "seed": int, "iteration": int, "arrays": list}  # fmt: skip
+    expected = {
+        "game": str,
+        "rules_fingerprint": str,
+        "algorithm": str,
+        "rule": dict,
+        "sampling": str,
+        "seed": int,
+        "iteration": int,
+        "arrays": list,
+    }
     for name, kind in expected.items():
         if not isinstance(header.get(name), kind) or (isinstance(header.get(name), bool) and kind is int):
             raise fail(f"has no valid {name!r} field")

@@ -213,8 +213,15 @@ def _from_json(data: object, source: str) -> Policy:
     version = data.get("format_version")
     if not (_is_number(version) and version == FORMAT_VERSION):
         raise fail(f"has format_version {version!r}; this version reads {FORMAT_VERSION}")
-    expected = {"game": str, "rules_fingerprint": str, "units": str, "algorithm": str,
-                "parameters": dict, "iterations": int, "policy": dict}  # fmt: skip
+    expected = {
+        "game": str,
+        "rules_fingerprint": str,
+        "units": str,
+        "algorithm": str,
+        "parameters": dict,
+        "iterations": int,
+        "policy": dict,
+    }
     for name, kind in expected.items():
         value = data.get(name)
         if not isinstance(value, kind) or isinstance(value, bool):

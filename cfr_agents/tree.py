@@ -189,9 +189,7 @@ def _walk(builder: _Builder, game: Game, root: State) -> None:
             builder.add_node(KIND_CHANCE)
             for outcome, probability in reversed(state.chance_outcomes()):
                 child = state.child(outcome)
-                stack.append(
-                    (child, node, probability, chance_reach * probability, sequences, depths, outcome)
-                )
+                stack.append((child, node, probability, chance_reach * probability, sequences, depths, outcome))
         else:
             infoset = _infoset(builder, game, state, player, sequences[player], depths[player])
             builder.add_node(KIND_DECISION, infoset=infoset)
@@ -207,9 +205,7 @@ def _walk(builder: _Builder, game: Game, root: State) -> None:
                 )
 
 
-def _infoset(
-    builder: _Builder, game: Game, state: State, player: int, parent: tuple[int, int], depth: int
-) -> int:
+def _infoset(builder: _Builder, game: Game, state: State, player: int, parent: tuple[int, int], depth: int) -> int:
     key = state.information_state_key(player)
     actions = state.legal_actions()
     infoset = builder.keys.get(key)
@@ -227,8 +223,7 @@ def _infoset(
         )
     if builder.parents[infoset] != parent:
         raise UnsupportedGameError(
-            f"{game.game_id}: infoset {key!r} is reached after different own actions "
-            "(the keys are not perfect-recall)"
+            f"{game.game_id}: infoset {key!r} is reached after different own actions (the keys are not perfect-recall)"
         )
     return infoset
 

@@ -49,9 +49,12 @@ def link_files_outside_the_site(app: Sphinx, doctree: nodes.document) -> None:
         if file is None:
             continue
         download = addnodes.download_reference(
-            refdomain=None, reftarget=os.path.relpath(file, page.parent), refdoc=node["refdoc"], reftype="myst",
+            refdomain=None,
+            reftarget=os.path.relpath(file, page.parent),
+            refdoc=node["refdoc"],
+            reftype="myst",
             refexplicit=node.get("refexplicit", False),
-        )  # fmt: skip
+        )
         download += node.children
         for child in download.children:
             if isinstance(child, nodes.Element):

@@ -74,8 +74,9 @@ def exploitability_report(name: str, game_id: str | None, *, cross_check: bool =
     if cross_check:
         theirs = openspiel_cross_check(opponent.agent.policy(tree, opponent.name))
         difference = ours.nash_conv - theirs.nash_conv
-        check = CrossCheck(theirs.nash_conv, difference, abs(difference) <= TOLERANCE, theirs.openspiel_game,
-                           theirs.source)  # fmt: skip
+        check = CrossCheck(
+            theirs.nash_conv, difference, abs(difference) <= TOLERANCE, theirs.openspiel_game, theirs.source
+        )
     return ExploitabilityReport(
         agent=opponent.name,
         game=tree.game_id,

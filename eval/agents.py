@@ -47,8 +47,9 @@ class Agent:
 
     def policy(self, tree: CompiledTree, name: str = "") -> Policy:
         """The exact strategy on ``tree`` as a policy (``algorithm`` is ``name``)."""
-        return Policy.from_strategy(tree, self.strategy(tree), algorithm=name or describe(self.raw),
-                                    parameters={}, iterations=0)  # fmt: skip
+        return Policy.from_strategy(
+            tree, self.strategy(tree), algorithm=name or describe(self.raw), parameters={}, iterations=0
+        )
 
     def rlcard_player(self, tree: CompiledTree, rng: np.random.Generator) -> RLCardAgent:
         """An agent for RLCard's env on ``tree``'s game that samples from ``rng``: by default the

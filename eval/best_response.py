@@ -37,6 +37,9 @@ def best_response_policy(tree: CompiledTree, strategy: FloatArray, *, against: s
     """:func:`best_response_strategy` as a :class:`~cfr_agents.policy.Policy` (``algorithm`` says
     what it answers)."""
     return Policy.from_strategy(
-        tree, best_response_strategy(tree, strategy), algorithm="best-response",
-        parameters={"against": against}, iterations=0,
-    )  # fmt: skip
+        tree,
+        best_response_strategy(tree, strategy),
+        algorithm="best-response",
+        parameters={"against": against},
+        iterations=0,
+    )

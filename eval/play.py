@@ -146,8 +146,13 @@ class AgentScore:
     note: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"agent": self.name, "units": self.units, "nash_conv": self.nash_conv,
-                "exploitability": self.exploitability, "note": self.note}  # fmt: skip
+        return {
+            "agent": self.name,
+            "units": self.units,
+            "nash_conv": self.nash_conv,
+            "exploitability": self.exploitability,
+            "note": self.note,
+        }
 
 
 class Agents:
@@ -209,15 +214,23 @@ def play_match(spec: MatchSpec, agents: Agents | None = None, *, show_progress: 
         sampled = play_rlcard_match(spec.game_id, table_a, table_b, pairs, deal_rng, show_progress=show_progress)
     elif spec.game_id.startswith(RLCARD_PREFIX):
         sampled = play_rlcard_match(
-            spec.game_id, first.agent.rlcard_player(tree, rng_a), second.agent.rlcard_player(tree, rng_b), pairs,
-            deal_rng, show_progress=show_progress,
-        )  # fmt: skip
+            spec.game_id,
+            first.agent.rlcard_player(tree, rng_a),
+            second.agent.rlcard_player(tree, rng_b),
+            pairs,
+            deal_rng,
+            show_progress=show_progress,
+        )
     else:
         sampled = play_openspiel_match(
-            spec.game_id, first.agent.openspiel_player(), second.agent.openspiel_player(), pairs, deal_rng,
+            spec.game_id,
+            first.agent.openspiel_player(),
+            second.agent.openspiel_player(),
+            pairs,
+            deal_rng,
             (rng_a, rng_b),
             show_progress=show_progress,
-        )  # fmt: skip
+        )
     strategy_a, strategy_b = (agents.strategy(name, spec.game_id) for name in spec.agents)
     exact: float | None = None
     seat_values: tuple[float, float] | None = None

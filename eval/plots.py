@@ -80,8 +80,11 @@ def heatmap(result: Any, out: str | Path) -> None:
             axes.text(j, i, text, ha="center", va="center", fontsize=8, color="white" if strong else "black")
     axes.set_xlabel("column agent")
     axes.set_ylabel("row agent")
-    axes.set_title(f"{result.game_id}: row agent's payoff per hand ({result.units}),\n"
-                   f"{result.hands:,} hands per match, ± 95% half-width", fontsize=10)
+    axes.set_title(
+        f"{result.game_id}: row agent's payoff per hand ({result.units}),\n"
+        f"{result.hands:,} hands per match, ± 95% half-width",
+        fontsize=10,
+    )
     figure.colorbar(image, ax=axes, label=f"{result.units} per hand")
     save_png(figure, out)
 
@@ -126,8 +129,11 @@ def plot_curves(paths: Sequence[str | Path], out: str | Path) -> list[Curve]:
     plt = pyplot()
     figure, (by_iterations, by_seconds) = plt.subplots(1, 2, figsize=(11, 4.2))
     for curve in curves:
-        kept = [(i, s, v) for i, s, v in zip(curve.iterations, curve.seconds, curve.nash_conv, strict=True)
-                if i > 0 and v > 0]  # fmt: skip
+        kept = [
+            (i, s, v)
+            for i, s, v in zip(curve.iterations, curve.seconds, curve.nash_conv, strict=True)
+            if i > 0 and v > 0
+        ]
         by_iterations.plot([k[0] for k in kept], [k[2] for k in kept], label=curve.label)
         timed = [k for k in kept if k[1] > 0]
         by_seconds.plot([k[1] for k in timed], [k[2] for k in timed], label=curve.label)
@@ -156,8 +162,14 @@ def plot_sweep(runs: Sequence[tuple[str, Sequence[Sequence[float]]]], out: str |
         kept = [point for point in curve if point[1] > 0 and point[2] > 0]
         first = name not in colours
         colours.setdefault(name, f"C{len(colours) % 10}")
-        axes.plot([p[1] for p in kept], [p[2] for p in kept], color=colours[name], alpha=0.8, linewidth=1,
-                  label=name if first else None)  # fmt: skip
+        axes.plot(
+            [p[1] for p in kept],
+            [p[2] for p in kept],
+            color=colours[name],
+            alpha=0.8,
+            linewidth=1,
+            label=name if first else None,
+        )
     axes.set(xscale="log", yscale="log", xlabel="solve seconds", ylabel="NashConv", title="NashConv against solve time")
     axes.legend(fontsize=7)
     save_png(figure, out)
@@ -272,8 +284,9 @@ def _assemble(policy: Policy, line: str, player: int, rows: dict[str, dict[int, 
     order = {"J": 0, "Q": 1, "K": 2}
     hands = sorted(rows, key=lambda h: (order.get(h[-1], 9), h))
     table = tuple(tuple(float(rows[h].get(a, 0.0)) for a in action_ids) for h in hands)
-    return LineStrategy(policy.game_id, line, player, tuple(game.action_name(a) for a in action_ids),
-                        tuple(hands), table)  # fmt: skip
+    return LineStrategy(
+        policy.game_id, line, player, tuple(game.action_name(a) for a in action_ids), tuple(hands), table
+    )
 
 
 def plot_strategy(policy: Policy, line: str, out: str | Path, seat: int | None = None) -> LineStrategy:

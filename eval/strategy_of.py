@@ -138,9 +138,7 @@ def _fmt(row: FloatArray) -> str:
     return "[" + ", ".join(f"{p:.4g}" for p in row) + "]"
 
 
-def _row(
-    tree: CompiledTree, row: int, probabilities: Mapping[int, float], name: str, tolerance: float
-) -> FloatArray:
+def _row(tree: CompiledTree, row: int, probabilities: Mapping[int, float], name: str, tolerance: float) -> FloatArray:
     """An ``(A,)`` row from ``{action id: probability}``, refusing illegal or unnormalised ones."""
     actions = tree.infoset_actions[row]
     out = np.zeros(tree.max_actions)

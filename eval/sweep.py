@@ -99,11 +99,19 @@ def _settings(algorithm: str, sampling: str, configuration: Configuration) -> di
     epsilon = values.get("epsilon")
     chance_draws = values.get("chance_draws")
     if sampling != "none":
-        check_sampling(sampling, rule, None if averaging is None else str(averaging),
-                       None if epsilon is None else float(epsilon),
-                       None if chance_draws is None else str(chance_draws))  # fmt: skip
-    return {"rule": {k: getattr(rule, k) for k in RULE_KEYS}, "averaging": averaging, "epsilon": epsilon,
-            "chance_draws": chance_draws}  # fmt: skip
+        check_sampling(
+            sampling,
+            rule,
+            None if averaging is None else str(averaging),
+            None if epsilon is None else float(epsilon),
+            None if chance_draws is None else str(chance_draws),
+        )
+    return {
+        "rule": {k: getattr(rule, k) for k in RULE_KEYS},
+        "averaging": averaging,
+        "epsilon": epsilon,
+        "chance_draws": chance_draws,
+    }
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -128,9 +136,15 @@ class Stop:
 
 
 def jobs(
-    directory: Path, game_id: str, algorithm: str, sampling: str, configurations: Sequence[Configuration],
-    seeds: Sequence[int], stop: Stop, checkpoint_every: float,
-) -> list[dict[str, Any]]:  # fmt: skip
+    directory: Path,
+    game_id: str,
+    algorithm: str,
+    sampling: str,
+    configurations: Sequence[Configuration],
+    seeds: Sequence[int],
+    stop: Stop,
+    checkpoint_every: float,
+) -> list[dict[str, Any]]:
     """One spec for :func:`train_job` per (configuration, seed)."""
     game_id = load_game(game_id).game_id
     return [
@@ -177,9 +191,16 @@ def train_job(spec: Mapping[str, Any]) -> dict[str, Any]:
         assert curve and curve[-1][0] == solver.iteration, "a checkpoint is always written at a mark"
     else:
         rule = replace(ALGORITHMS[algorithm], **settings["rule"])
-        solver = make_solver(tree, algorithm, rule, sampling=sampling, rng=np.random.default_rng(seed),
-                             averaging=settings["averaging"], epsilon=settings["epsilon"],
-                             chance_draws=settings["chance_draws"])  # fmt: skip
+        solver = make_solver(
+            tree,
+            algorithm,
+            rule,
+            sampling=sampling,
+            rng=np.random.default_rng(seed),
+            averaging=settings["averaging"],
+            epsilon=settings["epsilon"],
+            chance_draws=settings["chance_draws"],
+        )
     solve = curve[-1][1] if curve else 0.0
     marks = (mark for mark in log_spaced() if mark > solver.iteration)
     mark = next(marks)
@@ -195,10 +216,12 @@ def train_job(spec: Mapping[str, Any]) -> dict[str, Any]:
         solve += time.perf_counter() - started
         at_mark = solver.iteration == mark
         stopped_by = (
-            "iterations" if iterations is not None and solver.iteration >= iterations
-            else "time_limit" if time_limit is not None and solve >= time_limit
+            "iterations"
+            if iterations is not None and solver.iteration >= iterations
+            else "time_limit"
+            if time_limit is not None and solve >= time_limit
             else ""
-        )  # fmt: skip
+        )
         if at_mark or stopped_by:
             nash_conv = exploitability_of_strategy(tree, solver.average_strategy()).nash_conv
             curve.append([solver.iteration, solve, nash_conv])
@@ -233,8 +256,9 @@ class Spread:
 
     @classmethod
     def of(cls, values: Sequence[float]) -> Spread:
-        return cls(statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0, min(values),
-                   max(values))  # fmt: skip
+        return cls(
+            statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0, min(values), max(values)
+        )
 
 
 @dataclass(frozen=True)
@@ -276,5 +300,5 @@ def best(summaries: Sequence[Summary]) -> Summary:
     """Fastest to the target on average among those whose every seed reached it; else lowest mean NashConv."""
     timed = [summary for summary in summaries if summary.target_seconds is not None]
     if timed:
-        return min(timed, key=lambda summary: (summary.target_seconds.mean if summary.target_seconds else 0.0))
+        return min(timed, key=lambda summary: summary.target_seconds.mean if summary.target_seconds else 0.0)
     return min(summaries, key=lambda summary: summary.nash_conv.mean)

@@ -217,9 +217,20 @@ def markdown(result: TournamentResult) -> str:
 
 
 CSV_FIELDS = (
-    "agent_a", "agent_b", "hands", "mean", "standard_error", "ci95_low", "ci95_high", "units",
-    "mbb_per_hand", "exact", "exact_within_ci95", "agent_a_exploitability", "agent_b_exploitability",
-)  # fmt: skip
+    "agent_a",
+    "agent_b",
+    "hands",
+    "mean",
+    "standard_error",
+    "ci95_low",
+    "ci95_high",
+    "units",
+    "mbb_per_hand",
+    "exact",
+    "exact_within_ci95",
+    "agent_a_exploitability",
+    "agent_b_exploitability",
+)
 
 
 def csv_text(result: TournamentResult) -> str:
@@ -230,11 +241,23 @@ def csv_text(result: TournamentResult) -> str:
     writer.writerow(CSV_FIELDS)
     for report in result.matches:
         a, b = report.agents
-        writer.writerow([
-            a, b, report.hands, repr(report.mean), repr(report.standard_error), repr(report.ci95[0]),
-            repr(report.ci95[1]), report.units, _cell(report.mbb_per_hand), _cell(report.exact),
-            "" if report.exact_within_ci95 is None else report.exact_within_ci95, _cell(scores[a]), _cell(scores[b]),
-        ])  # fmt: skip
+        writer.writerow(
+            [
+                a,
+                b,
+                report.hands,
+                repr(report.mean),
+                repr(report.standard_error),
+                repr(report.ci95[0]),
+                repr(report.ci95[1]),
+                report.units,
+                _cell(report.mbb_per_hand),
+                _cell(report.exact),
+                "" if report.exact_within_ci95 is None else report.exact_within_ci95,
+                _cell(scores[a]),
+                _cell(scores[b]),
+            ]
+        )
     return out.getvalue()
 
 

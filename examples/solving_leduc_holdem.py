@@ -110,9 +110,16 @@ def train(job: TrainJob) -> list[Checkpoint]:
         policy.save(path)
         score = exploitability(policy, tree)
         checkpoints.append(
-            Checkpoint(job.system, solver.iteration, seconds, score.nash_conv, score.exploitability, str(path),
-                       time.process_time() - cpu)
-        )  # fmt: skip
+            Checkpoint(
+                job.system,
+                solver.iteration,
+                seconds,
+                score.nash_conv,
+                score.exploitability,
+                str(path),
+                time.process_time() - cpu,
+            )
+        )
     return checkpoints
 
 
@@ -135,22 +142,50 @@ def available_opponents(requested: Sequence[tuple[str, str]]) -> list[tuple[str,
     return found
 
 
-def csv_rows(checkpoints: Sequence[Checkpoint], opponents: Sequence[tuple[str, str, str]],
-             reports: Sequence[MatchReport]) -> str:  # fmt: skip
+def csv_rows(
+    checkpoints: Sequence[Checkpoint], opponents: Sequence[tuple[str, str, str]], reports: Sequence[MatchReport]
+) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["system", "algorithm", "sampling", "iteration", "train_seconds", "nash_conv_bb",
-                     "exploitability_bb", "opponent", "opponent_agent", "hands", "sampled_bb",
-                     "standard_error_bb", "exact_bb"])  # fmt: skip
+    writer.writerow(
+        [
+            "system",
+            "algorithm",
+            "sampling",
+            "iteration",
+            "train_seconds",
+            "nash_conv_bb",
+            "exploitability_bb",
+            "opponent",
+            "opponent_agent",
+            "hands",
+            "sampled_bb",
+            "standard_error_bb",
+            "exact_bb",
+        ]
+    )
     by_checkpoint = iter(reports)
     for checkpoint in checkpoints:
         algorithm, sampling = SYSTEMS[checkpoint.system]
         for label, agent, _ in opponents:
             report = next(by_checkpoint)
-            writer.writerow([checkpoint.system, algorithm, sampling, checkpoint.iteration,
-                             f"{checkpoint.train_seconds:.3f}", repr(checkpoint.nash_conv),
-                             repr(checkpoint.exploitability), label, agent, report.hands, repr(report.mean),
-                             repr(report.standard_error), _cell(report.exact)])  # fmt: skip
+            writer.writerow(
+                [
+                    checkpoint.system,
+                    algorithm,
+                    sampling,
+                    checkpoint.iteration,
+                    f"{checkpoint.train_seconds:.3f}",
+                    repr(checkpoint.nash_conv),
+                    repr(checkpoint.exploitability),
+                    label,
+                    agent,
+                    report.hands,
+                    repr(report.mean),
+                    repr(report.standard_error),
+                    _cell(report.exact),
+                ]
+            )
     return out.getvalue()
 
 
@@ -158,8 +193,13 @@ def _cell(value: float | None) -> str:
     return "" if value is None else repr(value)
 
 
-def figure(checkpoints: Sequence[Checkpoint], opponents: Sequence[tuple[str, str, str]],
-           reports: Sequence[MatchReport], hands: int, out: Path) -> None:  # fmt: skip
+def figure(
+    checkpoints: Sequence[Checkpoint],
+    opponents: Sequence[tuple[str, str, str]],
+    reports: Sequence[MatchReport],
+    hands: int,
+    out: Path,
+) -> None:
     """Four panels as the paper's Figure 1: value against each of (up to) three opponents, exploitability."""
     from eval.plots import pyplot, save_png
 
@@ -175,8 +215,16 @@ def figure(checkpoints: Sequence[Checkpoint], opponents: Sequence[tuple[str, str
             if not rows:
                 continue
             xs = [c.iteration for c, _ in rows]
-            ax.errorbar(xs, [r.mean for _, r in rows], yerr=[1.96 * r.standard_error for _, r in rows], fmt="o",
-                        markersize=2.5, linewidth=0.8, alpha=0.55, color=colors[system])  # fmt: skip
+            ax.errorbar(
+                xs,
+                [r.mean for _, r in rows],
+                yerr=[1.96 * r.standard_error for _, r in rows],
+                fmt="o",
+                markersize=2.5,
+                linewidth=0.8,
+                alpha=0.55,
+                color=colors[system],
+            )
             if all(r.exact is not None for _, r in rows):
                 ax.plot(xs, [r.exact for _, r in rows], color=colors[system], label=system)
         ax.axhline(0, color="grey", linewidth=0.6)
@@ -202,18 +250,27 @@ def figure(checkpoints: Sequence[Checkpoint], opponents: Sequence[tuple[str, str
     save_png(fig, out)
 
 
-def summary(checkpoints: Sequence[Checkpoint], opponents: Sequence[tuple[str, str, str]],
-            reports: Sequence[MatchReport], marks: Sequence[int]) -> str:  # fmt: skip
-    lines = ["exact exploitability (BB; 1 BB = 1000 mbb) at iteration:",
-             "| system | " + " | ".join(f"{m:,}" for m in marks) + " |",
-             "|---|" + "---:|" * len(marks)]  # fmt: skip
+def summary(
+    checkpoints: Sequence[Checkpoint],
+    opponents: Sequence[tuple[str, str, str]],
+    reports: Sequence[MatchReport],
+    marks: Sequence[int],
+) -> str:
+    lines = [
+        "exact exploitability (BB; 1 BB = 1000 mbb) at iteration:",
+        "| system | " + " | ".join(f"{m:,}" for m in marks) + " |",
+        "|---|" + "---:|" * len(marks),
+    ]
     for system in SYSTEMS:
         values = {c.iteration: c.exploitability for c in checkpoints if c.system == system}
         lines.append(f"| {system} | " + " | ".join(f"{values[m]:.4g}" if m in values else "" for m in marks) + " |")
     last = max(c.iteration for c in checkpoints)
-    lines += ["", f"value per hand at iteration {last:,} (BB): sampled ± standard error [exact]",
-              "| system | " + " | ".join(label for label, _, _ in opponents) + " |",
-              "|---|" + "---:|" * len(opponents)]  # fmt: skip
+    lines += [
+        "",
+        f"value per hand at iteration {last:,} (BB): sampled ± standard error [exact]",
+        "| system | " + " | ".join(label for label, _, _ in opponents) + " |",
+        "|---|" + "---:|" * len(opponents),
+    ]
     n = len(opponents)
     for i, checkpoint in enumerate(checkpoints):
         if checkpoint.iteration == last:
@@ -231,9 +288,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--iterations", type=positive_int, default=35_000, help="per system (default 35,000)")
     parser.add_argument("--every", type=positive_int, default=1_000, help="evaluate every N iterations (1,000)")
     parser.add_argument("--hands", type=int, default=10_000, help="hands per sampled evaluation (10,000)")
-    parser.add_argument("--opponent", action="append", metavar="[LABEL=]AGENT",
-                        help="an opponent: a registry name or a model/policy file; repeat "
-                             f"(default: {', '.join(OPPONENTS)})")  # fmt: skip
+    parser.add_argument(
+        "--opponent",
+        action="append",
+        metavar="[LABEL=]AGENT",
+        help=f"an opponent: a registry name or a model/policy file; repeat (default: {', '.join(OPPONENTS)})",
+    )
     parser.add_argument("--systems", nargs="+", choices=list(SYSTEMS), default=list(SYSTEMS))
     parser.add_argument("--live-opponents", action="store_true", help="ask the live agents at every decision")
     parser.add_argument("--workers", type=positive_int, default=None, help="local processes (default: cores)")
@@ -265,16 +325,20 @@ def run(args: argparse.Namespace) -> int:
     workers = args.workers or default_workers()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="solving-leduc-") as directory:
-        jobs = [TrainJob(system, i, args.iterations, args.every, args.seed, directory)
-                for i, system in enumerate(args.systems)]  # fmt: skip
+        jobs = [
+            TrainJob(system, i, args.iterations, args.every, args.seed, directory)
+            for i, system in enumerate(args.systems)
+        ]
         trained = LocalPool(workers).map(train, jobs, lambda job: print(f"trained {job.system}", file=sys.stderr))
         checkpoints = [c for runs in trained for c in runs]
         print(f"training and exact exploitability: {time.perf_counter() - started:.1f} s", file=sys.stderr)
         specs = [
-            MatchSpec(GAME, (c.policy_file, agent), args.hands, args.seed, spawn_key=(1, i, o),
-                      tables=not args.live_opponents)
-            for i, c in enumerate(checkpoints) for o, (_, agent, _) in enumerate(opponents)
-        ]  # fmt: skip
+            MatchSpec(
+                GAME, (c.policy_file, agent), args.hands, args.seed, spawn_key=(1, i, o), tables=not args.live_opponents
+            )
+            for i, c in enumerate(checkpoints)
+            for o, (_, agent, _) in enumerate(opponents)
+        ]
         done = [0]
 
         def progress(spec: MatchSpec) -> None:
@@ -291,9 +355,11 @@ def run(args: argparse.Namespace) -> int:
     marks = sorted({m for m in (args.every, 5 * args.every, 10 * args.every, args.iterations) if m <= args.iterations})
     print(summary(checkpoints, opponents, matches, marks))
     hands = len(matches) * args.hands
-    print(f"{len(checkpoints)} checkpoints, {hands:,} hands on {workers} workers in {elapsed:.0f} s "
-          f"({math.floor(elapsed / 60)} min {elapsed % 60:.0f} s; the workers' CPU time {cpu:.0f} s, "
-          f"load average {os.getloadavg()[0]:.1f}); wrote {csv_path} and {png_path}")  # fmt: skip
+    print(
+        f"{len(checkpoints)} checkpoints, {hands:,} hands on {workers} workers in {elapsed:.0f} s "
+        f"({math.floor(elapsed / 60)} min {elapsed % 60:.0f} s; the workers' CPU time {cpu:.0f} s, "
+        f"load average {os.getloadavg()[0]:.1f}); wrote {csv_path} and {png_path}"
+    )
     return 0
 
 

@@ -1,7 +1,7 @@
 """Train CFR+ on OpenSpiel's Leduc poker and check its exploitability against OpenSpiel's own.
 
-    python examples/train_openspiel_leduc.py                       # 1,000 iterations
-    python examples/train_openspiel_leduc.py --iterations 5000 --out leduc.json
+python examples/train_openspiel_leduc.py                       # 1,000 iterations
+python examples/train_openspiel_leduc.py --iterations 5000 --out leduc.json
 """
 
 import argparse

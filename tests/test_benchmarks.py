@@ -67,8 +67,14 @@ def test_quick_sampling_run_on_kuhn(tmp_path: Path, capsys: pytest.CaptureFixtur
     argv = ["--families", "sampling", "--games", "kuhn", "--quick", "--budget", "0.12", "--seeds", "2"]
     assert solvers.main([*argv, "--no-compile-timing", "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
-    expected = ("openspiel:kuhn_poker: MCCFR speed", "Targets and ratios on openspiel:kuhn_poker", "best sampled",
-                "openspiel-cpp:external", "openspiel-python:outcome", "dcfr full tree")  # fmt: skip
+    expected = (
+        "openspiel:kuhn_poker: MCCFR speed",
+        "Targets and ratios on openspiel:kuhn_poker",
+        "best sampled",
+        "openspiel-cpp:external",
+        "openspiel-python:outcome",
+        "dcfr full tree",
+    )
     assert all(text in printed for text in expected)
     assert "MISMATCH" not in printed
     report = (tmp_path / "results.md").read_text()

@@ -64,9 +64,27 @@ def test_cli_resume_gives_the_same_policy_file_byte_for_byte(tmp_path: Path, sam
 
 
 def test_ctrl_c_writes_a_checkpoint_that_resumes(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "cfr_agents", "train", "--game", "openspiel:leduc_poker", "--algo", "cfr",
-               "--sampling", "external", "--iterations", "1000000000", "--out", "p.json", "--quiet",
-               "--checkpoint", "c.npz", "--checkpoint-every", "0.5"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "cfr_agents",
+        "train",
+        "--game",
+        "openspiel:leduc_poker",
+        "--algo",
+        "cfr",
+        "--sampling",
+        "external",
+        "--iterations",
+        "1000000000",
+        "--out",
+        "p.json",
+        "--quiet",
+        "--checkpoint",
+        "c.npz",
+        "--checkpoint-every",
+        "0.5",
+    ]
     process = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not (tmp_path / "c.npz").exists() and time.monotonic() < deadline and process.poll() is None:

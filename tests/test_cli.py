@@ -22,8 +22,18 @@ from cfr_agents.cli import build_parser
 from cfr_agents.cli.common import Parser
 from tests.support import cli_commands, run_cli
 
-TRAIN_FIELDS = {"game", "algo", "iterations", "build_seconds", "solve_seconds", "nash_conv", "exploitability",
-                "units", "iterations_per_second", "peak_rss_mb"}  # fmt: skip
+TRAIN_FIELDS = {
+    "game",
+    "algo",
+    "iterations",
+    "build_seconds",
+    "solve_seconds",
+    "nash_conv",
+    "exploitability",
+    "units",
+    "iterations_per_second",
+    "peak_rss_mb",
+}
 
 
 def test_train_and_measure(tmp_path: Path) -> None:
@@ -34,7 +44,11 @@ def test_train_and_measure(tmp_path: Path) -> None:
     report = json.loads(printed)
     assert set(report) >= TRAIN_FIELDS
     assert (report["game"], report["algo"], report["iterations"], report["units"]) == (
-        "openspiel:kuhn_poker", "cfr+", 200, "chips")  # fmt: skip
+        "openspiel:kuhn_poker",
+        "cfr+",
+        200,
+        "chips",
+    )
     assert report["exploitability"] == pytest.approx(report["nash_conv"] / 2)
     status, printed, _ = run_cli(["exploitability", str(out), "--json", "--cross-check"])
     assert status == 0
@@ -73,17 +87,37 @@ def test_time_limit(tmp_path: Path) -> None:
         (["train", "--game", "openspiel:kuhn_poker", "--algo", "xcfr", "--iterations", "5"], "invalid choice"),
         (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "0"], "positive integer"),
         (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "-3"], "positive integer"),
-        (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "3", "--seed=-1"],
-         "non-negative integer"),
+        (
+            ["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "3", "--seed=-1"],
+            "non-negative integer",
+        ),
         (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr"], "give --iterations"),
-        (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "2", "--alpha", "1"],
-         "only apply to --algo dcfr"),
-        (["train", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", "--iterations", "2", "--alpha", "nan"],
-         "must be a number"),
-        (["train", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", "--iterations", "2", "--gamma", "inf"],
-         "gamma finite"),
-        (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "2", "--curve", "no/dir/c.csv"],
-         "does not exist"),
+        (
+            ["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "2", "--alpha", "1"],
+            "only apply to --algo dcfr",
+        ),
+        (
+            ["train", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", "--iterations", "2", "--alpha", "nan"],
+            "must be a number",
+        ),
+        (
+            ["train", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", "--iterations", "2", "--gamma", "inf"],
+            "gamma finite",
+        ),
+        (
+            [
+                "train",
+                "--game",
+                "openspiel:kuhn_poker",
+                "--algo",
+                "cfr",
+                "--iterations",
+                "2",
+                "--curve",
+                "no/dir/c.csv",
+            ],
+            "does not exist",
+        ),
         (["exploitability", "missing.json"], "does not exist"),
     ],
 )
@@ -158,8 +192,20 @@ def test_the_progress_bar_shows_nash_conv_on_a_terminal(tmp_path: Path) -> None:
     """On a terminal (a pty here), the bar shows NashConv even with no target and no curve."""
     master, terminal = pty.openpty()
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 160, 0, 0))
-    argv = [sys.executable, "-m", "cfr_agents", "train", "--game", "openspiel:leduc_poker", "--algo", "cfr",
-            "--time-limit", "0.5", "--out", str(tmp_path / "p.json")]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "cfr_agents",
+        "train",
+        "--game",
+        "openspiel:leduc_poker",
+        "--algo",
+        "cfr",
+        "--time-limit",
+        "0.5",
+        "--out",
+        str(tmp_path / "p.json"),
+    ]
     with subprocess.Popen(argv, stderr=terminal, stdout=subprocess.PIPE, text=True) as process:
         os.close(terminal)
         transcript = b""

@@ -70,12 +70,30 @@ def run_example(script: str, cwd: Path, *arguments: str) -> subprocess.Completed
     environment = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [sys.executable, str(ROOT / "examples" / script), *arguments],
-        cwd=cwd, capture_output=True, text=True, timeout=300, env=environment,
-    )  # fmt: skip
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environment,
+    )
 
 
-QUICK = {"solving_leduc_holdem.py": ["--iterations", "400", "--every", "200", "--hands", "200", "--workers", "2",
-                                     "--opponent", "random", "--opponent", "cfr=rlcard-pretrained-cfr"]}  # fmt: skip
+QUICK = {
+    "solving_leduc_holdem.py": [
+        "--iterations",
+        "400",
+        "--every",
+        "200",
+        "--hands",
+        "200",
+        "--workers",
+        "2",
+        "--opponent",
+        "random",
+        "--opponent",
+        "cfr=rlcard-pretrained-cfr",
+    ]
+}
 """Arguments that make a long experiment short (its defaults are the paper's ten-minute setup)."""
 
 

@@ -60,8 +60,11 @@ def test_random_play_follows_openspiel(game_id: str, data: st.DataObject) -> Non
     adapter_game = game(game_id)
     assert isinstance(adapter_game, OpenSpielGame)
     native = adapter_game.pyspiel_game.new_initial_state()
-    walk = Lockstep(adapter_game.new_initial_state(), as_pyspiel_game(adapter_game).new_initial_state(),
-                    data.draw(st.integers(0, 12), label="pickle at step"))  # fmt: skip
+    walk = Lockstep(
+        adapter_game.new_initial_state(),
+        as_pyspiel_game(adapter_game).new_initial_state(),
+        data.draw(st.integers(0, 12), label="pickle at step"),
+    )
     walk.compare()
     while not native.is_terminal():
         action = data.draw(st.sampled_from(native.legal_actions()))
@@ -82,8 +85,11 @@ def test_random_play_follows_rlcard(env_id: str, data: st.DataObject, seed: int)
     assert isinstance(adapter_game, RLCardGame)
     env = rlcard.make(env_id, config={"seed": seed})
     env_state, player = env.reset()
-    walk = Lockstep(adapter_game.new_initial_state(), as_pyspiel_game(adapter_game).new_initial_state(),
-                    data.draw(st.integers(0, 12), label="pickle at step"))  # fmt: skip
+    walk = Lockstep(
+        adapter_game.new_initial_state(),
+        as_pyspiel_game(adapter_game).new_initial_state(),
+        data.draw(st.integers(0, 12), label="pickle at step"),
+    )
     for outcome in rlcard_deal(env.game, adapter_game):
         walk.apply(outcome)
 

@@ -23,6 +23,7 @@ from tests.support import tree
 
 KUHN = "openspiel:kuhn_poker"
 
+
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("fuzz-checkpoints")

@@ -29,13 +29,57 @@ OVERTIME = 3.0
 BYTES = [b for b in range(1, 256) if b != ord("/")]
 """What a command line can hold, but no path separator."""
 COMMANDS = cli_commands()
-GAMES = [*GAME_IDS, "openspiel:nope", "rlcard:uno", "chess", "openspiel:kuhn_poker(players=3)",
-         "openspiel:leduc_poker(bogus=1)", "openspiel:matrix_rps", ""]  # fmt: skip
+GAMES = [
+    *GAME_IDS,
+    "openspiel:nope",
+    "rlcard:uno",
+    "chess",
+    "openspiel:kuhn_poker(players=3)",
+    "openspiel:leduc_poker(bogus=1)",
+    "openspiel:matrix_rps",
+    "",
+]
 # Magnitudes stay small where they count work (iterations <= 3, seconds <= 3); DCFR parameters may be huge.
-NUMBERS = ["0", "1", "2", "3", "-1", "-0.5", "0.5", "1.5", "0.01", "0.05", "1e-300", "inf", "-inf", "nan",
-           "1e309", "x", "1_0", " 2", "3.0", "0x10", "400", "-400"]  # fmt: skip
-PATHS = ["kuhn.json", "rlcard-kuhn.json", "corrupt.json", "missing.json", "scratch", "pipe", "link.json",
-         "out.json", "curve.csv", "scratch/new.json", "nowhere/x.json", ".", "", "n" * 300]  # fmt: skip
+NUMBERS = [
+    "0",
+    "1",
+    "2",
+    "3",
+    "-1",
+    "-0.5",
+    "0.5",
+    "1.5",
+    "0.01",
+    "0.05",
+    "1e-300",
+    "inf",
+    "-inf",
+    "nan",
+    "1e309",
+    "x",
+    "1_0",
+    " 2",
+    "3.0",
+    "0x10",
+    "400",
+    "-400",
+]
+PATHS = [
+    "kuhn.json",
+    "rlcard-kuhn.json",
+    "corrupt.json",
+    "missing.json",
+    "scratch",
+    "pipe",
+    "link.json",
+    "out.json",
+    "curve.csv",
+    "scratch/new.json",
+    "nowhere/x.json",
+    ".",
+    "",
+    "n" * 300,
+]
 
 
 class Overtime(BaseException):

@@ -26,8 +26,18 @@ from tests.strategies import json_values
 from tests.support import GAME_IDS, tree
 
 KUHN = "rlcard:kuhn-poker"
-FIELDS = ("format", "format_version", "game", "rules_fingerprint", "units", "algorithm", "parameters",
-          "iterations", "policy")  # fmt: skip
+FIELDS = (
+    "format",
+    "format_version",
+    "game",
+    "rules_fingerprint",
+    "units",
+    "algorithm",
+    "parameters",
+    "iterations",
+    "policy",
+)
+
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:

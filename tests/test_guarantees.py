@@ -31,8 +31,10 @@ def pickle_uses(source: str) -> list[str]:
                 found.append("load(allow_pickle=True)")
             owner = node.func.value
             weights_only = keywords.get("weights_only")
-            if isinstance(owner, ast.Name) and owner.id == "torch" and not (
-                isinstance(weights_only, ast.Constant) and weights_only.value is True
+            if (
+                isinstance(owner, ast.Name)
+                and owner.id == "torch"
+                and not (isinstance(weights_only, ast.Constant) and weights_only.value is True)
             ):
                 found.append("torch.load without weights_only=True")
     return found
@@ -41,7 +43,9 @@ def pickle_uses(source: str) -> list[str]:
 def test_the_pickle_check_can_fail() -> None:
     assert pickle_uses("import pickle\nfrom dill import loads\nimport json") == ["import pickle", "import dill"]
     assert pickle_uses("np.load(f, allow_pickle=True)\ntorch.load(f)\ntorch.load(f, weights_only=True)") == [
-        "load(allow_pickle=True)", "torch.load without weights_only=True"]  # fmt: skip
+        "load(allow_pickle=True)",
+        "torch.load without weights_only=True",
+    ]
 
 
 def test_no_pickle_in_our_formats() -> None:

@@ -26,8 +26,15 @@ from eval.opponents import load_opponent, shipped_model
 from eval.play import MatchSpec, play_match
 from tests.support import MATCH_REPORT_FIELDS, assert_within_standard_errors, game, run_cli, tree
 
-RLCARD_OPPONENTS = ("random", "rlcard-rule-v1", "rlcard-rule-v2", "rlcard-pretrained-cfr", "rlcard-cfr",
-                    "rlcard-nfsp", "openspiel-mccfr-os:2000")  # fmt: skip
+RLCARD_OPPONENTS = (
+    "random",
+    "rlcard-rule-v1",
+    "rlcard-rule-v2",
+    "rlcard-pretrained-cfr",
+    "rlcard-cfr",
+    "rlcard-nfsp",
+    "openspiel-mccfr-os:2000",
+)
 BRIDGED_SLOW = ("openspiel-cfr:2", "openspiel-cfr+:2", "openspiel-mccfr-es:500")
 """OpenSpiel's full-tree solvers on bridged RLCard Leduc take seconds per iteration: slow suite."""
 OPENSPIEL_OPPONENTS = ("openspiel-nfsp", "openspiel-cfr+:30", "openspiel-mccfr-es:3000")
@@ -80,9 +87,12 @@ def test_same_seeds_same_match() -> None:
 
     def play() -> float:
         return play_rlcard_match(
-            "rlcard:leduc-holdem", policy.rlcard_agent(seed=3), policy.rlcard_agent(seed=4), 200,
+            "rlcard:leduc-holdem",
+            policy.rlcard_agent(seed=3),
+            policy.rlcard_agent(seed=4),
+            200,
             np.random.default_rng(5),
-        ).mean  # fmt: skip
+        ).mean
 
     assert play() == play()
 
@@ -113,8 +123,10 @@ def test_sampled_value_agrees_with_exact_within_4_standard_errors(
     assert_within_standard_errors(report.mean, report.exact, report.standard_error)
 
 
-@pytest.mark.skipif(not shipped_model("rlcard-nfsp", game("rlcard:leduc-holdem")).is_file(),
-                    reason="no shipped rlcard-nfsp model in eval/opponents/models yet")  # fmt: skip
+@pytest.mark.skipif(
+    not shipped_model("rlcard-nfsp", game("rlcard:leduc-holdem")).is_file(),
+    reason="no shipped rlcard-nfsp model in eval/opponents/models yet",
+)
 def test_shipped_nfsp_plays_a_match_beside_its_exact_value() -> None:
     report = play_match(MatchSpec("rlcard:leduc-holdem", ("rlcard-nfsp", "random"), 4_000, seed=1))
     assert report.exact is not None
@@ -142,8 +154,9 @@ def test_openspiel_opponent_against_random_on_pyspiel_states(name: str) -> None:
     uniform = UniformRandomPolicy(pyspiel.load_game("leduc_poker"))
     rngs = (np.random.default_rng(21), np.random.default_rng(22))
     with np.errstate(all="ignore"):
-        match = play_openspiel_match(game_id, opponent.agent.openspiel_player(), uniform, PAIRS,
-                                     np.random.default_rng(23), rngs)  # fmt: skip
+        match = play_openspiel_match(
+            game_id, opponent.agent.openspiel_player(), uniform, PAIRS, np.random.default_rng(23), rngs
+        )
     assert_within_standard_errors(match.mean, exact.value, match.standard_error)
 
 

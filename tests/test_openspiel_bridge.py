@@ -109,7 +109,9 @@ def test_bridged_states_match_the_adapter(game_id: str) -> None:
     everything = get_all_states.get_all_states(pyspiel_game, include_chance_states=True, to_string=str)
     assert len(everything) == nodes
     assert (pyspiel_game.num_distinct_actions(), pyspiel_game.max_chance_outcomes()) == (
-        adapter.num_distinct_actions, max_outcome + 1)  # fmt: skip
+        adapter.num_distinct_actions,
+        max_outcome + 1,
+    )
     assert (pyspiel_game.min_utility(), pyspiel_game.max_utility()) == (min(utilities), max(utilities))
     assert pyspiel_game.max_game_length() == longest
     assert pyspiel_game.max_chance_nodes_in_history() == longest_chance
@@ -119,8 +121,16 @@ def test_bridged_states_match_the_adapter(game_id: str) -> None:
 def test_bridged_game_info_equals_openspiel_native(name: str) -> None:
     native = pyspiel.load_game(name)
     ours = bridged(f"openspiel:{name}")
-    for method in ("num_distinct_actions", "max_chance_outcomes", "min_utility", "max_utility",
-                   "max_game_length", "max_chance_nodes_in_history", "num_players", "utility_sum"):  # fmt: skip
+    for method in (
+        "num_distinct_actions",
+        "max_chance_outcomes",
+        "min_utility",
+        "max_utility",
+        "max_game_length",
+        "max_chance_nodes_in_history",
+        "num_players",
+        "utility_sum",
+    ):
         assert getattr(ours, method)() == getattr(native, method)(), method
     assert ours.get_type().provides_information_state_string
     assert ours.get_type().chance_mode == pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC
@@ -252,8 +262,20 @@ def test_cli_cross_check_on_an_rlcard_file(tmp_path: Path) -> None:
     status, printed, _ = run_cli(["exploitability", str(path), "--cross-check", "--json"])
     assert status == 0
     report = json.loads(printed)
-    assert set(report) >= {"file", "game", "algo", "iterations", "units", "nash_conv", "exploitability",
-                           "policy_values", "build_seconds", "openspiel_nash_conv", "difference", "agree"}  # fmt: skip
+    assert set(report) >= {
+        "file",
+        "game",
+        "algo",
+        "iterations",
+        "units",
+        "nash_conv",
+        "exploitability",
+        "policy_values",
+        "build_seconds",
+        "openspiel_nash_conv",
+        "difference",
+        "agree",
+    }
     assert (report["openspiel_game"], report["openspiel_game_source"]) == ("python_rlcard_leduc_holdem()", "bridged")
     assert report["agree"] and abs(report["difference"]) <= 1e-9
     assert report["difference"] == report["nash_conv"] - report["openspiel_nash_conv"]

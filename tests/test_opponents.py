@@ -17,17 +17,23 @@ from eval.opponents import FAMILIES, available, load_opponent, shipped_model
 from eval.opponents.provenance import provenance_of
 from tests.support import FLOAT32_RTOL, cli_commands, game, tree
 
-SHIPPED = [("rlcard-nfsp", "rlcard:leduc-holdem"), ("openspiel-nfsp", "openspiel:leduc_poker"),
-           ("rlcard-cfr", "rlcard:leduc-holdem")]  # fmt: skip
+SHIPPED = [
+    ("rlcard-nfsp", "rlcard:leduc-holdem"),
+    ("openspiel-nfsp", "openspiel:leduc_poker"),
+    ("rlcard-cfr", "rlcard:leduc-holdem"),
+]
 
 
 def test_every_family_is_available_where_it_applies() -> None:
-    assert [f.name for f in available("rlcard:leduc-holdem")] == [
-        name for name in FAMILIES if name != "openspiel-nfsp"
-    ]
+    assert [f.name for f in available("rlcard:leduc-holdem")] == [name for name in FAMILIES if name != "openspiel-nfsp"]
     assert [f.name for f in available("openspiel:leduc_poker")] == [
-        "random", "openspiel-nfsp", "openspiel-cfr", "openspiel-cfr+", "openspiel-mccfr-es", "openspiel-mccfr-os"
-    ]  # fmt: skip
+        "random",
+        "openspiel-nfsp",
+        "openspiel-cfr",
+        "openspiel-cfr+",
+        "openspiel-mccfr-es",
+        "openspiel-mccfr-os",
+    ]
 
 
 def test_opponents_command_lists_as_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -89,17 +95,73 @@ def test_best_response_command_writes_a_policy_worth_the_best_response_value(
         (["exploitability", "openspiel-cfr:x", "--game", "openspiel:kuhn_poker"], "must be an integer"),
         (["exploitability", "random:3", "--game", "openspiel:kuhn_poker"], "takes no iteration count"),
         (["best-response", "random", "--game", "rlcard:uno", "--out", "x.json"], "unsupported RLCard game"),
-        (["train-opponent", "rlcard-nfsp", "--game", "openspiel:kuhn_poker", "--episodes", "5", "--seed", "0",
-          "--out", "x.json"], "trains on rlcard: games"),
-        (["train-opponent", "rlcard-cfr", "--game", "rlcard:kuhn-poker", "--episodes", "5", "--seed", "0",
-          "--out", "x.json"], "counts --iterations"),
-        (["train-opponent", "rlcard-cfr", "--game", "rlcard:kuhn-poker", "--iterations", "5", "--seed", "0",
-          "--target-exploitability", "0.1", "--out", "x.json"], "--target-exploitability needs --check-every"),
-        (["train-opponent", "openspiel-nfsp", "--game", "openspiel:kuhn_poker", "--episodes", "5", "--seed", "0",
-          "--hyperparameters", "nope", "--out", "x.json"], "has no --hyperparameters 'nope'"),
+        (
+            [
+                "train-opponent",
+                "rlcard-nfsp",
+                "--game",
+                "openspiel:kuhn_poker",
+                "--episodes",
+                "5",
+                "--seed",
+                "0",
+                "--out",
+                "x.json",
+            ],
+            "trains on rlcard: games",
+        ),
+        (
+            [
+                "train-opponent",
+                "rlcard-cfr",
+                "--game",
+                "rlcard:kuhn-poker",
+                "--episodes",
+                "5",
+                "--seed",
+                "0",
+                "--out",
+                "x.json",
+            ],
+            "counts --iterations",
+        ),
+        (
+            [
+                "train-opponent",
+                "rlcard-cfr",
+                "--game",
+                "rlcard:kuhn-poker",
+                "--iterations",
+                "5",
+                "--seed",
+                "0",
+                "--target-exploitability",
+                "0.1",
+                "--out",
+                "x.json",
+            ],
+            "--target-exploitability needs --check-every",
+        ),
+        (
+            [
+                "train-opponent",
+                "openspiel-nfsp",
+                "--game",
+                "openspiel:kuhn_poker",
+                "--episodes",
+                "5",
+                "--seed",
+                "0",
+                "--hyperparameters",
+                "nope",
+                "--out",
+                "x.json",
+            ],
+            "has no --hyperparameters 'nope'",
+        ),
         (["opponents", "--game", "openspiel:nope"], "unknown OpenSpiel game"),
     ],
-)  # fmt: skip
+)
 def test_refusals_are_one_line_and_exit_2(tmp_path: Path, argv: list[str], message: str) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "cfr_agents", *argv], capture_output=True, text=True, cwd=tmp_path, timeout=120
@@ -122,10 +184,12 @@ def test_a_torch_opponent_without_torch_is_refused_naming_the_extra(
 
 @pytest.mark.parametrize(
     ("kind", "game_id", "amount"),
-    [("rlcard-nfsp", "rlcard:kuhn-poker", ["--episodes", "300"]),
-     ("openspiel-nfsp", "openspiel:kuhn_poker", ["--episodes", "1500"]),
-     ("rlcard-cfr", "rlcard:kuhn-poker", ["--iterations", "30"])],
-)  # fmt: skip
+    [
+        ("rlcard-nfsp", "rlcard:kuhn-poker", ["--episodes", "300"]),
+        ("openspiel-nfsp", "openspiel:kuhn_poker", ["--episodes", "1500"]),
+        ("rlcard-cfr", "rlcard:kuhn-poker", ["--iterations", "30"]),
+    ],
+)
 def test_train_opponent_is_reproducible_and_its_file_is_an_agent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, game_id: str, amount: list[str]
 ) -> None:
@@ -167,8 +231,21 @@ def test_train_opponent_records_its_exact_curve_and_stops_at_a_target(
 ) -> None:
     """Checks every N iterations go in the file; the last one is the agent that was saved."""
     out = tmp_path / "cfr.json"
-    argv = ["train-opponent", "rlcard-cfr", "--game", "rlcard:kuhn-poker", "--iterations", "40", "--seed", "3",
-            "--check-every", "10", "--out", str(out), "--quiet"]  # fmt: skip
+    argv = [
+        "train-opponent",
+        "rlcard-cfr",
+        "--game",
+        "rlcard:kuhn-poker",
+        "--iterations",
+        "40",
+        "--seed",
+        "3",
+        "--check-every",
+        "10",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     assert main(argv) == 0
     capsys.readouterr()
     data = json.loads(out.read_text())

@@ -63,9 +63,13 @@ def test_line_strategy_rows(leduc_policy: Path) -> None:
 
 @pytest.mark.parametrize(
     ("line", "expected"),
-    [("call:jump", "neither an action"), ("call:raise:call:check", "name the public card"),
-     ("call:SK:HK", "only one public card"), ("", "give action names")],
-)  # fmt: skip
+    [
+        ("call:jump", "neither an action"),
+        ("call:raise:call:check", "name the public card"),
+        ("call:SK:HK", "only one public card"),
+        ("", "give action names"),
+    ],
+)
 def test_bad_lines_exit_2_with_one_line(leduc_policy: Path, tmp_path: Path, line: str, expected: str) -> None:
     status, _, err = run_cli(["plot", "strategy", str(leduc_policy), "--line", line, "--out", str(tmp_path / "x.png")])
     assert status == 2 and expected in err and len(err.splitlines()) == 1, err

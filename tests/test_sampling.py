@@ -30,9 +30,7 @@ ROUNDING = 5e-12
 """What a cell whose samples never varied may differ from its exact regret by: rounding of the mean."""
 
 
-def first_iteration_regrets(
-    game_id: str, sampling: str, samples: int, chance_draws: str = "independent"
-) -> np.ndarray:
+def first_iteration_regrets(game_id: str, sampling: str, samples: int, chance_draws: str = "independent") -> np.ndarray:
     """Player 0's sampled regrets after iteration 1 (from uniform play), one row per sample."""
     t = tree(game_id)
     solver = make_solver(t, "cfr", sampling=sampling, rng=np.random.default_rng(0), chance_draws=chance_draws)
@@ -94,8 +92,10 @@ def test_the_stratified_sequence_spreads_chance_evenly() -> None:
     shifts = np.random.default_rng(3).integers(0, 2**64, size=(2, 2), dtype=np.uint64, endpoint=False)
     counts = np.bincount([int(6 * stratified_uniform(shifts[0], 1, float(t))) for t in range(1, 60_001)], minlength=6)
     assert np.abs(counts - 10_000).max() <= 3, counts
-    firsts = [stratified_uniform(np.array([s, s], dtype=np.uint64), 0, 1.0) for s in
-              np.random.default_rng(4).integers(0, 2**64, size=20_000, dtype=np.uint64, endpoint=False)]  # fmt: skip
+    firsts = [
+        stratified_uniform(np.array([s, s], dtype=np.uint64), 0, 1.0)
+        for s in np.random.default_rng(4).integers(0, 2**64, size=20_000, dtype=np.uint64, endpoint=False)
+    ]
     assert_within_standard_errors(statistics.mean(firsts), 0.5, math.sqrt(1 / 12 / 20_000), Z_BOUND)
 
 
@@ -106,8 +106,9 @@ def test_stratified_draws_beat_independent_ones_on_leduc() -> None:
     for chance_draws in CHANCE_DRAWS:
         values = []
         for seed in range(3):
-            solver = make_solver(t, "cfr", sampling="external", rng=np.random.default_rng(seed),
-                                 chance_draws=chance_draws)  # fmt: skip
+            solver = make_solver(
+                t, "cfr", sampling="external", rng=np.random.default_rng(seed), chance_draws=chance_draws
+            )
             solver.run(200_000)
             values.append(exploitability_of_strategy(t, solver.average_strategy()).nash_conv)
         results[chance_draws] = values
@@ -192,9 +193,27 @@ def test_the_same_seed_gives_the_same_policy_file(tmp_path: Path, sampling: str,
     files = []
     for name, seed in (("a", "5"), ("b", "5"), ("c", "6")):
         out = tmp_path / f"{name}.json"
-        command = [sys.executable, "-m", "cfr_agents", "train", "--game", "openspiel:leduc_poker", "--algo",
-                   "cfr", "--sampling", sampling, "--chance-draws", chance_draws, "--iterations", "3000",
-                   "--seed", seed, "--out", str(out), "--quiet"]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "cfr_agents",
+            "train",
+            "--game",
+            "openspiel:leduc_poker",
+            "--algo",
+            "cfr",
+            "--sampling",
+            sampling,
+            "--chance-draws",
+            chance_draws,
+            "--iterations",
+            "3000",
+            "--seed",
+            seed,
+            "--out",
+            str(out),
+            "--quiet",
+        ]
         subprocess.run(command, check=True, capture_output=True, timeout=300)
         files.append(out.read_bytes())
     assert files[0] == files[1]
@@ -204,8 +223,15 @@ def test_the_same_seed_gives_the_same_policy_file(tmp_path: Path, sampling: str,
 def test_the_policy_file_records_the_scheme(tmp_path: Path) -> None:
     from cfr_agents import load_policy
 
-    solver = make_solver(tree("openspiel:kuhn_poker"), "lcfr", sampling="outcome", rng=np.random.default_rng(0),
-                         averaging="optimistic", epsilon=0.4, chance_draws="stratified")  # fmt: skip
+    solver = make_solver(
+        tree("openspiel:kuhn_poker"),
+        "lcfr",
+        sampling="outcome",
+        rng=np.random.default_rng(0),
+        averaging="optimistic",
+        epsilon=0.4,
+        chance_draws="stratified",
+    )
     solver.run(10)
     solver.average_policy().save(tmp_path / "p.json")
     parameters = load_policy(tmp_path / "p.json").parameters
@@ -224,8 +250,10 @@ def test_the_policy_file_records_the_scheme(tmp_path: Path) -> None:
         ({"algorithm": "cfr", "sampling": "bogus"}, "unknown sampling scheme"),
         ({"algorithm": "cfr", "sampling": "none", "averaging": "simple"}, "--averaging applies to sampled solvers"),
         ({"algorithm": "cfr", "sampling": "none", "chance_draws": "stratified"}, "--chance-draws applies to sampled"),
-        ({"algorithm": "cfr", "sampling": "none", "averaging": "full", "epsilon": 0.5},
-         "--averaging and --epsilon apply to sampled"),
+        (
+            {"algorithm": "cfr", "sampling": "none", "averaging": "full", "epsilon": 0.5},
+            "--averaging and --epsilon apply to sampled",
+        ),
         ({"algorithm": "cfr", "sampling": "external", "chance_draws": "sobol"}, "unknown chance draws"),
     ],
 )

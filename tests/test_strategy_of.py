@@ -97,9 +97,13 @@ def test_rlcard_random_agent_is_uniform_and_global_rng_is_untouched() -> None:
 
 @pytest.mark.parametrize(
     ("game_id", "face"),
-    [("openspiel:leduc_poker", "openspiel"), ("rlcard:kuhn-poker", "openspiel"), ("rlcard:kuhn-poker", "rlcard"),
-     ("rlcard:leduc-holdem", "rlcard")],
-)  # fmt: skip
+    [
+        ("openspiel:leduc_poker", "openspiel"),
+        ("rlcard:kuhn-poker", "openspiel"),
+        ("rlcard:kuhn-poker", "rlcard"),
+        ("rlcard:leduc-holdem", "rlcard"),
+    ],
+)
 def test_policies_round_trip_through_rlcard_and_openspiel_faces(game_id: str, face: str) -> None:
     compiled = tree(game_id)
     solver = cfr_agents.make_solver(compiled, "cfr+")
@@ -176,7 +180,7 @@ def test_lossy_observations_merge_infosets_and_agents_play_one_row_per_observati
     assert distinct_observations(compiled) == len(pretrained().average_policy) == 84
     strategy = strategy_of(pretrained(), compiled)
     rows: dict[bytes, np.ndarray[Any, Any]] = {}
-    for (state, built) in env_states(LEDUC):
+    for state, built in env_states(LEDUC):
         row = strategy[compiled.index[state.information_state_key(state.current_player())]]
         previous = rows.setdefault(built["obs"].tobytes() + bytes(list(built["legal_actions"])), row)
         assert np.array_equal(previous, row)
@@ -205,8 +209,20 @@ def test_rlcard_cfr_trains_on_numpy_2_and_its_json_table_restores_bit_for_bit(tm
     assert all(isinstance(key, bytes) and len(key) == 36 * 8 for key in agent.average_policy)
     assert agent.tables_json() == again.tables_json()
     measured = exploitability_of_strategy(tree(LEDUC), strategy_of(agent, tree(LEDUC)))
-    provenance = Provenance("rlcard-cfr", game.game_id, game.rules_fingerprint, game.units, None, 3, 1, settings,
-                            seconds, library_versions(), measured.nash_conv, measured.exploitability)  # fmt: skip
+    provenance = Provenance(
+        "rlcard-cfr",
+        game.game_id,
+        game.rules_fingerprint,
+        game.units,
+        None,
+        3,
+        1,
+        settings,
+        seconds,
+        library_versions(),
+        measured.nash_conv,
+        measured.exploitability,
+    )
     rlcard_builtin.save_cfr(tmp_path / "cfr.json", agent, provenance)
     import json
 

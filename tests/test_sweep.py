@@ -18,19 +18,54 @@ import pytest
 from eval.sweep import parse_grid
 from tests.support import run_cli
 
-KUHN_SWEEP = ["sweep", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", "--sampling", "external",
-              "--grid", "alpha=1,1.5;averaging=simple,full", "--seeds", "0-1", "--iterations", "20000",
-              "--checkpoint-every", "0.1", "--json"]  # fmt: skip
-LEDUC_JOBS = ["sweep", "--game", "openspiel:leduc_poker", "--algo", "cfr", "--sampling", "external",
-              "--grid", "averaging=simple", "--seeds", "0-1", "--iterations", "1500000",
-              "--checkpoint-every", "0.2", "--json"]  # fmt: skip
+KUHN_SWEEP = [
+    "sweep",
+    "--game",
+    "openspiel:kuhn_poker",
+    "--algo",
+    "dcfr",
+    "--sampling",
+    "external",
+    "--grid",
+    "alpha=1,1.5;averaging=simple,full",
+    "--seeds",
+    "0-1",
+    "--iterations",
+    "20000",
+    "--checkpoint-every",
+    "0.1",
+    "--json",
+]
+LEDUC_JOBS = [
+    "sweep",
+    "--game",
+    "openspiel:leduc_poker",
+    "--algo",
+    "cfr",
+    "--sampling",
+    "external",
+    "--grid",
+    "averaging=simple",
+    "--seeds",
+    "0-1",
+    "--iterations",
+    "1500000",
+    "--checkpoint-every",
+    "0.2",
+    "--json",
+]
 
 
 def deterministic(report: dict[str, Any]) -> dict[str, Any]:
     """Everything but timings: iterations, NashConv, stops, iterations to the target, the curves' points."""
     return {
-        key: (job["iterations"], job["nash_conv"], job["stopped_by"], job["target_iterations"],
-              [(point[0], point[2]) for point in job["curve"]])
+        key: (
+            job["iterations"],
+            job["nash_conv"],
+            job["stopped_by"],
+            job["target_iterations"],
+            [(point[0], point[2]) for point in job["curve"]],
+        )
         for key, job in report["jobs"].items()
     }
 
@@ -106,8 +141,21 @@ def test_the_grid_takes_chance_draws() -> None:
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, extra: list[str], message: str) -> None:
-    command = [sys.executable, "-m", "cfr_agents", "sweep", "--game", "openspiel:kuhn_poker", "--algo", "dcfr",
-               "--iterations", "10", "--out", str(tmp_path / "out"), *extra]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "cfr_agents",
+        "sweep",
+        "--game",
+        "openspiel:kuhn_poker",
+        "--algo",
+        "dcfr",
+        "--iterations",
+        "10",
+        "--out",
+        str(tmp_path / "out"),
+        *extra,
+    ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and result.stdout == ""
     assert len(result.stderr.splitlines()) == 1 and message in result.stderr, result.stderr

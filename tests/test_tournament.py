@@ -14,8 +14,21 @@ from tests.support import MATCH_REPORT_FIELDS, run_cli
 
 
 def tournament(out: Path, workers: int, agents: list[str], hands: int = 200) -> list[str]:
-    return ["tournament", "--game", "rlcard:leduc-holdem", *agents, "--hands", str(hands), "--out", str(out),
-            "--workers", str(workers), "--seed", "7", "--quiet"]  # fmt: skip
+    return [
+        "tournament",
+        "--game",
+        "rlcard:leduc-holdem",
+        *agents,
+        "--hands",
+        str(hands),
+        "--out",
+        str(out),
+        "--workers",
+        str(workers),
+        "--seed",
+        "7",
+        "--quiet",
+    ]
 
 
 def test_tournament_outputs_and_workers_give_identical_results(policy_files: dict[str, Path], tmp_path: Path) -> None:
@@ -29,8 +42,11 @@ def test_tournament_outputs_and_workers_give_identical_results(policy_files: dic
     results = json.loads((one / "results.json").read_text())
     assert results["game"] == "rlcard:leduc-holdem" and results["units"] == "BB" and results["agents"] == agents
     assert len(results["matches"]) == 3 and len(results["exploitability"]) == 3
-    assert {tuple(m["agents"]) for m in results["matches"]} == {(agents[0], "random"), (agents[0], "rlcard-rule-v1"),
-                                                                ("random", "rlcard-rule-v1")}  # fmt: skip
+    assert {tuple(m["agents"]) for m in results["matches"]} == {
+        (agents[0], "random"),
+        (agents[0], "rlcard-rule-v1"),
+        ("random", "rlcard-rule-v1"),
+    }
     for match in results["matches"]:
         assert set(match) >= MATCH_REPORT_FIELDS and match["hands"] == 200 and match["exact"] is not None
     by_agent = {score["agent"]: score for score in results["exploitability"]}

@@ -84,8 +84,9 @@ def test_a_kuhn_policy_moves_between_the_toolkits() -> None:
     assert moved.game_id == "rlcard:kuhn-poker"
     assert moved.rules_fingerprint == tree("rlcard:kuhn-poker").rules_fingerprint
     theirs = openspiel_exploitability.nash_conv(pyspiel.load_game("kuhn_poker"), openspiel_policy.openspiel_policy())
-    theirs_bridged = openspiel_exploitability.nash_conv(pyspiel.load_game("python_rlcard_kuhn_poker"),
-                                                        moved.openspiel_policy())  # fmt: skip
+    theirs_bridged = openspiel_exploitability.nash_conv(
+        pyspiel.load_game("python_rlcard_kuhn_poker"), moved.openspiel_policy()
+    )
     assert theirs > 1e-3 and theirs_bridged == pytest.approx(theirs, abs=1e-12)
     assert exploitability(moved, tree("rlcard:kuhn-poker")).nash_conv == pytest.approx(theirs, abs=1e-12)
     assert moved.for_game("openspiel:kuhn_poker") == openspiel_policy

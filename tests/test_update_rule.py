@@ -56,12 +56,26 @@ def test_large_gamma_is_linear_averaging_of_the_last_iterates() -> None:
     assert np.abs(solver.average_strategy() - solver.current_strategy()).max() < 0.05
 
 
-@pytest.mark.parametrize("option", [["--gamma", "400"], ["--alpha", "400"], ["--beta", "400"],
-                                    ["--gamma", "100", "--iterations", "20000"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "option", [["--gamma", "400"], ["--alpha", "400"], ["--beta", "400"], ["--gamma", "100", "--iterations", "20000"]]
+)
 def test_the_cli_trains_with_large_parameters(tmp_path: Path, option: list[str]) -> None:
     iterations = [] if "--iterations" in option else ["--iterations", "300"]
-    command = [sys.executable, "-m", "cfr_agents", "train", "--game", "openspiel:kuhn_poker", "--algo", "dcfr",
-               *iterations, *option, "--out", str(tmp_path / "p.json"), "--quiet"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "cfr_agents",
+        "train",
+        "--game",
+        "openspiel:kuhn_poker",
+        "--algo",
+        "dcfr",
+        *iterations,
+        *option,
+        "--out",
+        str(tmp_path / "p.json"),
+        "--quiet",
+    ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "NashConv" in result.stdout

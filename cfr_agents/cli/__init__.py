@@ -29,7 +29,15 @@ from cfr_agents.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, Parser, one_line
 
 DESCRIPTION = "Train CFR-family policies, score any agent exactly, play matches and tournaments, sweep parameters."
 COMMANDS: tuple[ModuleType, ...] = (
-    train, exploitability, opponents, best_response, train_opponent, match, tournament, plot, sweep
+    train,
+    exploitability,
+    opponents,
+    best_response,
+    train_opponent,
+    match,
+    tournament,
+    plot,
+    sweep,
 )
 
 

@@ -36,9 +36,19 @@ def run(args: argparse.Namespace) -> int:
     value = exact_head_to_head(tree, policy.strategy_on(tree), strategy)
     best = exploitability_of_strategy(tree, strategy).best_response_values
     if args.json:
-        print(json.dumps({"agent": opponent.name, "game": tree.game_id, "units": tree.units,
-                          "best_response_values": list(best), "value": value.value,
-                          "seat_values": list(value.seat_values), "out": args.out}))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "agent": opponent.name,
+                    "game": tree.game_id,
+                    "units": tree.units,
+                    "best_response_values": list(best),
+                    "value": value.value,
+                    "seat_values": list(value.seat_values),
+                    "out": args.out,
+                }
+            )
+        )
     else:
         print(
             f"best response to {opponent.name} on {tree.game_id}: {value.value:+.6g} {tree.units} per hand"

@@ -110,8 +110,13 @@ def deferred_interrupt() -> Iterator[_Interrupt]:
 def add_executor_options(command: Any) -> None:
     """``--workers K`` and ``--ray [HOST:PORT]`` (see :func:`cfr_agents.jobs.executor`)."""
     command.add_argument("--workers", type=positive_int, help="local worker processes (default: the number of cores)")
-    command.add_argument("--ray", nargs="?", const="", metavar="HOST:PORT",
-                         help="run on Ray: a local runtime, or the cluster at HOST:PORT (extra 'ray')")  # fmt: skip
+    command.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="HOST:PORT",
+        help="run on Ray: a local runtime, or the cluster at HOST:PORT (extra 'ray')",
+    )
 
 
 def output_dir(out: str, names: Sequence[str]) -> Path:

@@ -13,9 +13,11 @@ def register(commands: Any) -> None:
     command = commands.add_parser("opponents", help="list a game's named opponents, or score them all (--table)")
     command.add_argument("--game", required=True, help="openspiel:<game string> or rlcard:<env id>")
     command.add_argument(
-        "--table", nargs="*", metavar="NAME",
+        "--table",
+        nargs="*",
+        metavar="NAME",
         help="score the named opponents (default: all available) exactly against random, DCFR and each other",
-    )  # fmt: skip
+    )
     command.add_argument("--json", action="store_true", help="print one JSON object")
     command.set_defaults(run=run)
 
@@ -48,5 +50,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _entry(family: Any) -> dict[str, Any]:
-    return {"name": family.name, "summary": family.summary, "needs_torch": family.needs_torch,
-            "takes_iterations": family.takes_iterations}  # fmt: skip
+    return {
+        "name": family.name,
+        "summary": family.summary,
+        "needs_torch": family.needs_torch,
+        "takes_iterations": family.takes_iterations,
+    }

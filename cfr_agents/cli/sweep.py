@@ -28,14 +28,22 @@ def register(commands: Any) -> None:
     command.add_argument("--game", required=True, help="openspiel:<game string> or rlcard:<env id>")
     command.add_argument("--algo", required=True, choices=sorted(ALGORITHMS), help="update rule")
     command.add_argument("--sampling", default="none", choices=SAMPLING_CHOICES, help="none (default) or MCCFR")
-    command.add_argument("--grid", required=True, help='e.g. "alpha=1,1.5,2;gamma=1,2,3" (alpha, beta, gamma, '
-                         "epsilon, averaging, chance_draws)")  # fmt: skip
+    command.add_argument(
+        "--grid",
+        required=True,
+        help='e.g. "alpha=1,1.5,2;gamma=1,2,3" (alpha, beta, gamma, epsilon, averaging, chance_draws)',
+    )
     command.add_argument("--seeds", default="0", help="e.g. 0-4 or 0,3,7 (default 0)")
     command.add_argument("--target-nash-conv", type=positive_float, metavar="X", help="stop at NashConv <= X")
     command.add_argument("--iterations", type=positive_int, help="iteration cap")
     command.add_argument("--time-limit", type=positive_float, metavar="S", help="solve-time cap per job, seconds")
-    command.add_argument("--checkpoint-every", type=positive_float, default=30.0, metavar="SECONDS",
-                         help="seconds between a job's checkpoints (default 30)")  # fmt: skip
+    command.add_argument(
+        "--checkpoint-every",
+        type=positive_float,
+        default=30.0,
+        metavar="SECONDS",
+        help="seconds between a job's checkpoints (default 30)",
+    )
     command.add_argument("--out", required=True, metavar="DIR", help="directory for results and job checkpoints")
     add_executor_options(command)
     command.add_argument("--json", action="store_true", help="print the results as one JSON object")
@@ -85,13 +93,32 @@ def run(args: argparse.Namespace) -> int:
 def _csv(work: list[dict[str, Any]], results: dict[str, Any]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["configuration", "seed", "iterations", "solve_seconds", "nash_conv", "stopped_by",
-                     "target_iterations", "target_seconds"])  # fmt: skip
+    writer.writerow(
+        [
+            "configuration",
+            "seed",
+            "iterations",
+            "solve_seconds",
+            "nash_conv",
+            "stopped_by",
+            "target_iterations",
+            "target_seconds",
+        ]
+    )
     for spec in work:
         result = results[spec["key"]]
-        writer.writerow([spec["configuration"], spec["seed"], result["iterations"],
-                         f"{result['solve_seconds']:.6f}", repr(result["nash_conv"]), result["stopped_by"],
-                         result["target_iterations"], result["target_seconds"]])  # fmt: skip
+        writer.writerow(
+            [
+                spec["configuration"],
+                spec["seed"],
+                result["iterations"],
+                f"{result['solve_seconds']:.6f}",
+                repr(result["nash_conv"]),
+                result["stopped_by"],
+                result["target_iterations"],
+                result["target_seconds"],
+            ]
+        )
     return buffer.getvalue()
 
 

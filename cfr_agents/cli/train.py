@@ -31,9 +31,12 @@ def register(commands: Any) -> None:
     command.add_argument("--sampling", choices=SAMPLING_CHOICES, help="none (full tree; default) or an MCCFR scheme")
     command.add_argument("--averaging", metavar="MODE", help="average-strategy mode of the sampling scheme")
     command.add_argument("--epsilon", type=real, help=f"outcome sampling's exploration (default {DEFAULT_EPSILON})")
-    command.add_argument("--chance-draws", choices=CHANCE_DRAWS,
-                         help="independent (default): a fresh draw at each chance node; stratified: one "
-                         "low-discrepancy uniform per traversal drives them all")  # fmt: skip
+    command.add_argument(
+        "--chance-draws",
+        choices=CHANCE_DRAWS,
+        help="independent (default): a fresh draw at each chance node; stratified: one "
+        "low-discrepancy uniform per traversal drives them all",
+    )
     command.add_argument("--iterations", type=positive_int, help="total iterations to run (a cap with targets)")
     command.add_argument("--target-nash-conv", type=positive_float, metavar="X", help="stop at NashConv <= X")
     command.add_argument("--time-limit", type=positive_float, metavar="S", help="stop after S seconds")
@@ -44,8 +47,13 @@ def register(commands: Any) -> None:
     command.add_argument("--out", required=True, metavar="FILE", help="policy file to write")
     command.add_argument("--curve", metavar="FILE.csv", help="write (iteration, seconds, nash_conv)")
     command.add_argument("--checkpoint", metavar="FILE", help="write the solver's whole state here (.npz)")
-    command.add_argument("--checkpoint-every", type=positive_float, default=60.0, metavar="SECONDS",
-                         help="seconds between checkpoints (default 60); also written at the end and on Ctrl-C")
+    command.add_argument(
+        "--checkpoint-every",
+        type=positive_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="seconds between checkpoints (default 60); also written at the end and on Ctrl-C",
+    )
     command.add_argument("--resume", metavar="FILE", help="continue from a checkpoint; --iterations is the total")
     command.add_argument("--json", action="store_true", help="print one JSON object")
     command.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -72,16 +80,24 @@ def run(args: argparse.Namespace) -> int:
     stop = StopRule(args.iterations, args.target_nash_conv, args.time_limit)
     save = (lambda: save_checkpoint(checkpoint_path, solver, seed)) if checkpoint_path else None
     show = not args.quiet and not args.json
-    training = _run_with_progress(solver, stop, show=show, curve=bool(args.curve), save=save,
-                                  every=args.checkpoint_every)  # fmt: skip
+    training = _run_with_progress(
+        solver, stop, show=show, curve=bool(args.curve), save=save, every=args.checkpoint_every
+    )
     policy = replace(solver.average_policy(), parameters={**solver.parameters(), "seed": seed})
     policy.save(args.out)
     if save is not None:
         save()
     if args.curve:
         write_atomic(args.curve, curve_csv(training))
-    report = train_report(solver, training, seed=seed, resumed_from=resumed_from, compile_seconds=compile_seconds,
-                          out=args.out, checkpoint=checkpoint_path)  # fmt: skip
+    report = train_report(
+        solver,
+        training,
+        seed=seed,
+        resumed_from=resumed_from,
+        compile_seconds=compile_seconds,
+        out=args.out,
+        checkpoint=checkpoint_path,
+    )
     if args.json:
         print(json.dumps(asdict(report)))
     else:
@@ -107,8 +123,16 @@ def _new_solver(args: argparse.Namespace) -> tuple[Solver, int]:
         check_sampling(sampling, rule, args.averaging, args.epsilon, args.chance_draws)
     seed = 0 if args.seed is None else args.seed
     tree = compile_tree(load_game(args.game))
-    solver = make_solver(tree, args.algo, rule, sampling=sampling, rng=np.random.default_rng(seed),
-                         averaging=args.averaging, epsilon=args.epsilon, chance_draws=args.chance_draws)  # fmt: skip
+    solver = make_solver(
+        tree,
+        args.algo,
+        rule,
+        sampling=sampling,
+        rng=np.random.default_rng(seed),
+        averaging=args.averaging,
+        epsilon=args.epsilon,
+        chance_draws=args.chance_draws,
+    )
     return solver, seed
 
 
@@ -116,8 +140,14 @@ def _check_resume(args: argparse.Namespace, saved: Checkpoint) -> None:
     """Refuse options that contradict the checkpoint being resumed."""
     if args.game is not None and load_game(args.game).game_id != saved.game_id:
         raise InputError(f"the checkpoint is for game {saved.game_id!r}, not {args.game!r}")
-    saved.check(algorithm=args.algo, sampling=args.sampling, averaging=args.averaging, epsilon=args.epsilon,
-                chance_draws=args.chance_draws, seed=args.seed)  # fmt: skip
+    saved.check(
+        algorithm=args.algo,
+        sampling=args.sampling,
+        averaging=args.averaging,
+        epsilon=args.epsilon,
+        chance_draws=args.chance_draws,
+        seed=args.seed,
+    )
     given = {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}
     if given and replace(saved.rule, **given) != saved.rule:
         raise InputError(f"the checkpoint's rule is {saved.rule.parameters()}; --alpha/--beta/--gamma differ")

@@ -23,12 +23,23 @@ def register(commands: Any) -> None:
     amount.add_argument("--iterations", type=positive_int, help="CFRAgent.train() iterations (rlcard-cfr)")
     command.add_argument("--seed", type=int, required=True, help="seed of every generator training uses")
     presets = "; ".join(f"{kind}: {', '.join(training.presets)}" for kind, training in TRAINABLE.items())
-    command.add_argument("--hyperparameters", metavar="PRESET",
-                         help=f"whose example's settings to train with, the first by default ({presets})")
-    command.add_argument("--check-every", type=positive_int, metavar="N",
-                         help="measure the exact NashConv every N episodes or iterations; the curve goes in the file")
-    command.add_argument("--target-exploitability", type=positive_float, metavar="E",
-                         help="stop at the first check with exploitability <= E (needs --check-every)")
+    command.add_argument(
+        "--hyperparameters",
+        metavar="PRESET",
+        help=f"whose example's settings to train with, the first by default ({presets})",
+    )
+    command.add_argument(
+        "--check-every",
+        type=positive_int,
+        metavar="N",
+        help="measure the exact NashConv every N episodes or iterations; the curve goes in the file",
+    )
+    command.add_argument(
+        "--target-exploitability",
+        type=positive_float,
+        metavar="E",
+        help="stop at the first check with exploitability <= E (needs --check-every)",
+    )
     command.add_argument("--out", required=True, metavar="FILE.json", help="model file (NFSP: also FILE.safetensors)")
     command.add_argument("--json", action="store_true", help="print one JSON object")
     command.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -64,11 +75,18 @@ def run(args: argparse.Namespace) -> int:
 
         def checked(point: CheckPoint) -> None:
             if show:
-                bar.write(f"{point.amount:,} {unit}, {point.seconds:.0f} s: NashConv {point.nash_conv:.6g}",
-                          file=sys.stderr)  # fmt: skip
+                bar.write(
+                    f"{point.amount:,} {unit}, {point.seconds:.0f} s: NashConv {point.nash_conv:.6g}", file=sys.stderr
+                )
 
         agent, provenance = train(
-            args.kind, args.game, amount, args.seed, progress, preset=args.hyperparameters, checks=checks,
+            args.kind,
+            args.game,
+            amount,
+            args.seed,
+            progress,
+            preset=args.hyperparameters,
+            checks=checks,
             on_check=checked,
         )
     training.save(args.out, agent, provenance)

@@ -44,17 +44,29 @@ def make_solver(
     rule = rule or ALGORITHMS[algorithm]
     tree = game if isinstance(game, CompiledTree) else compile_tree(game)
     if sampling == "none":
-        given = [name for name, value in (("--averaging", averaging), ("--epsilon", epsilon),
-                                          ("--chance-draws", chance_draws)) if value is not None]  # fmt: skip
+        given = [
+            name
+            for name, value in (("--averaging", averaging), ("--epsilon", epsilon), ("--chance-draws", chance_draws))
+            if value is not None
+        ]
         if given:
             verb = "applies" if len(given) == 1 else "apply"
             raise InputError(f"{' and '.join(given)} {verb} to sampled solvers only (give --sampling)")
         return FullTreeSolver(tree, rule, algorithm)
     if rng is None:
         raise InputError("a sampled solver needs a numpy.random.Generator (rng=np.random.default_rng(seed))")
-    return SampledSolver(tree, rule, algorithm, sampling, rng, averaging=averaging, epsilon=epsilon,
-                         chance_draws=chance_draws)  # fmt: skip
+    return SampledSolver(
+        tree, rule, algorithm, sampling, rng, averaging=averaging, epsilon=epsilon, chance_draws=chance_draws
+    )
 
 
-__all__ = ["ALGORITHMS", "SAMPLING_CHOICES", "SCHEMES", "FullTreeSolver", "SampledSolver", "Solver", "UpdateRule",
-           "make_solver"]  # fmt: skip
+__all__ = [
+    "ALGORITHMS",
+    "SAMPLING_CHOICES",
+    "SCHEMES",
+    "FullTreeSolver",
+    "SampledSolver",
+    "Solver",
+    "UpdateRule",
+    "make_solver",
+]

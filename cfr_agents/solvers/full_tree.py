@@ -127,8 +127,12 @@ class FullTreeSolver:
 
     def restore(self, state: Mapping[str, FloatArray]) -> None:
         """Continue from :meth:`state`; the following iterations are those the saved run would have made."""
-        for name, current in (("regret", self._regret), ("cumulative", self._cumulative),
-                              ("sigma", self._sigma), ("reach", self._reach)):  # fmt: skip
+        for name, current in (
+            ("regret", self._regret),
+            ("cumulative", self._cumulative),
+            ("sigma", self._sigma),
+            ("reach", self._reach),
+        ):
             current[...] = state[name]
         iteration, log_scale = state["scalars"]
         self.iteration = int(iteration)

@@ -242,10 +242,11 @@ def _rlcard_agents(game: RLCardGame, hyperparameters: Mapping[str, Any]) -> list
 
     env = rlcard.make(game.spec.env_id)
     return [
-        NFSPAgent(num_actions=env.num_actions, state_shape=env.state_shape[p], device=torch.device("cpu"),
-                  **hyperparameters)
+        NFSPAgent(
+            num_actions=env.num_actions, state_shape=env.state_shape[p], device=torch.device("cpu"), **hyperparameters
+        )
         for p in range(env.num_players)
-    ]  # fmt: skip
+    ]
 
 
 def train_rlcard(
@@ -284,10 +285,16 @@ def _openspiel_agents(pyspiel_game: pyspiel.Game, hyperparameters: Mapping[str, 
     settings = dict(hyperparameters)
     hidden = settings.pop("hidden_layers_sizes")
     return [
-        nfsp.NFSP(player, pyspiel_game.information_state_tensor_size(), pyspiel_game.num_distinct_actions(), hidden,
-                  seed=seed + 10 * player, **settings)
+        nfsp.NFSP(
+            player,
+            pyspiel_game.information_state_tensor_size(),
+            pyspiel_game.num_distinct_actions(),
+            hidden,
+            seed=seed + 10 * player,
+            **settings,
+        )
         for player in range(pyspiel_game.num_players())
-    ]  # fmt: skip
+    ]
 
 
 def train_openspiel(
@@ -347,18 +354,14 @@ def save(sidecar: str | Path, agent: SeatedAgents | NFSPPolicy, provenance: Prov
     write_atomic(sidecar, json.dumps(data, indent=1) + "\n")
 
 
-def load_rlcard(
-    sidecar: str | Path, data: Mapping[str, Any], provenance: Provenance, game: Game
-) -> SeatedAgents:
+def load_rlcard(sidecar: str | Path, data: Mapping[str, Any], provenance: Provenance, game: Game) -> SeatedAgents:
     """The playing agents of an ``rlcard-nfsp`` sidecar written by :func:`save`, for ``game``."""
     if not isinstance(game, RLCardGame):
         raise InputError(f"{str(sidecar)!r}: {provenance.kind} cannot play {game.game_id}")
     return _load(sidecar, data, provenance, game, lambda settings: SeatedAgents(_rlcard_agents(game, settings)))
 
 
-def load_openspiel(
-    sidecar: str | Path, data: Mapping[str, Any], provenance: Provenance, game: Game
-) -> NFSPPolicy:
+def load_openspiel(sidecar: str | Path, data: Mapping[str, Any], provenance: Provenance, game: Game) -> NFSPPolicy:
     """The playing policy of an ``openspiel-nfsp`` sidecar written by :func:`save`, for ``game``."""
     if not isinstance(game, OpenSpielGame):
         raise InputError(f"{str(sidecar)!r}: {provenance.kind} cannot play {game.game_id}")

@@ -72,32 +72,86 @@ FAMILIES: Mapping[str, Family] = {
     family.name: family
     for family in (
         Family("random", "RLCard's RandomAgent (rlcard:), uniform play (openspiel:)", _everywhere, _random),
-        Family("rlcard-rule-v1", "RLCard's leduc-holdem-rule-v1: raise, else call, else check", _rlcard_leduc,
-               rlcard_builtin.rule_opponent("rlcard-rule-v1")),
-        Family("rlcard-rule-v2", "RLCard's leduc-holdem-rule-v2 (folds every hand pre-flop)", _rlcard_leduc,
-               rlcard_builtin.rule_opponent("rlcard-rule-v2")),
-        Family("rlcard-pretrained-cfr", "RLCard's bundled leduc-holdem-cfr model, NumPy 2 compatible", _rlcard_leduc,
-               rlcard_builtin.pretrained_opponent),
-        Family("rlcard-cfr", "RLCard's chance-sampling CFRAgent, trained by train-opponent", _has_model("rlcard-cfr"),
-               _shipped("rlcard-cfr"),
-               training=Training("rlcard:", "iterations", LOSSY, rlcard_builtin.CFR_PRESETS, rlcard_builtin.train_cfr,
-                                 rlcard_builtin.save_cfr, rlcard_builtin.load_cfr)),
-        Family("rlcard-nfsp", "RLCard's NFSPAgent, self-play, trained by train-opponent", _has_model("rlcard-nfsp"),
-               _shipped("rlcard-nfsp"), needs_torch=True,
-               training=Training("rlcard:", "episodes", LOSSY, nfsp.RLCARD_PRESETS, nfsp.train_rlcard, nfsp.save,
-                                 nfsp.load_rlcard, nfsp.outputs)),
-        Family("openspiel-nfsp", "OpenSpiel's PyTorch NFSP, self-play, trained by train-opponent",
-               _has_model("openspiel-nfsp"), _shipped("openspiel-nfsp"), needs_torch=True,
-               training=Training("openspiel:", "episodes", FULL, nfsp.OPENSPIEL_PRESETS, nfsp.train_openspiel,
-                                 nfsp.save, nfsp.load_openspiel, nfsp.outputs)),
+        Family(
+            "rlcard-rule-v1",
+            "RLCard's leduc-holdem-rule-v1: raise, else call, else check",
+            _rlcard_leduc,
+            rlcard_builtin.rule_opponent("rlcard-rule-v1"),
+        ),
+        Family(
+            "rlcard-rule-v2",
+            "RLCard's leduc-holdem-rule-v2 (folds every hand pre-flop)",
+            _rlcard_leduc,
+            rlcard_builtin.rule_opponent("rlcard-rule-v2"),
+        ),
+        Family(
+            "rlcard-pretrained-cfr",
+            "RLCard's bundled leduc-holdem-cfr model, NumPy 2 compatible",
+            _rlcard_leduc,
+            rlcard_builtin.pretrained_opponent,
+        ),
+        Family(
+            "rlcard-cfr",
+            "RLCard's chance-sampling CFRAgent, trained by train-opponent",
+            _has_model("rlcard-cfr"),
+            _shipped("rlcard-cfr"),
+            training=Training(
+                "rlcard:",
+                "iterations",
+                LOSSY,
+                rlcard_builtin.CFR_PRESETS,
+                rlcard_builtin.train_cfr,
+                rlcard_builtin.save_cfr,
+                rlcard_builtin.load_cfr,
+            ),
+        ),
+        Family(
+            "rlcard-nfsp",
+            "RLCard's NFSPAgent, self-play, trained by train-opponent",
+            _has_model("rlcard-nfsp"),
+            _shipped("rlcard-nfsp"),
+            needs_torch=True,
+            training=Training(
+                "rlcard:",
+                "episodes",
+                LOSSY,
+                nfsp.RLCARD_PRESETS,
+                nfsp.train_rlcard,
+                nfsp.save,
+                nfsp.load_rlcard,
+                nfsp.outputs,
+            ),
+        ),
+        Family(
+            "openspiel-nfsp",
+            "OpenSpiel's PyTorch NFSP, self-play, trained by train-opponent",
+            _has_model("openspiel-nfsp"),
+            _shipped("openspiel-nfsp"),
+            needs_torch=True,
+            training=Training(
+                "openspiel:",
+                "episodes",
+                FULL,
+                nfsp.OPENSPIEL_PRESETS,
+                nfsp.train_openspiel,
+                nfsp.save,
+                nfsp.load_openspiel,
+                nfsp.outputs,
+            ),
+        ),
         *(
-            Family(name, f"{solver.summary} for N iterations (default {solver.default_iterations:,}; "
-                   f"{solver.bridged_iterations:,} on bridged RLCard games)",
-                   _everywhere, openspiel_solvers.builder(name), takes_iterations=True)
+            Family(
+                name,
+                f"{solver.summary} for N iterations (default {solver.default_iterations:,}; "
+                f"{solver.bridged_iterations:,} on bridged RLCard games)",
+                _everywhere,
+                openspiel_solvers.builder(name),
+                takes_iterations=True,
+            )
             for name, solver in openspiel_solvers.SOLVERS.items()
         ),
     )
-}  # fmt: skip
+}
 
 TRAINABLE: Mapping[str, Training] = {
     name: family.training for name, family in FAMILIES.items() if family.training is not None
@@ -165,8 +219,9 @@ def load_model_file(path: Path, game: Game | None, *, name: str) -> Opponent:
         if game is not None:
             policy.check_game(game.game_id, game.rules_fingerprint)
         trained = f"{policy.algorithm}, {policy.iterations:,} iterations"
-        return Opponent.of(name, policy.game_id, policy, trained, FULL, algorithm=policy.algorithm,
-                           iterations=policy.iterations)  # fmt: skip
+        return Opponent.of(
+            name, policy.game_id, policy, trained, FULL, algorithm=policy.algorithm, iterations=policy.iterations
+        )
     if kind != MODEL_FORMAT:
         raise InputError(f"{str(path)!r} is neither a policy file nor an opponent model file")
     assert isinstance(data, dict)
@@ -177,9 +232,16 @@ def load_model_file(path: Path, game: Game | None, *, name: str) -> Opponent:
     _require_extras(family)
     target = game if game is not None else load_game(provenance.game)
     agent = family.training.load(path, data, provenance, target)
-    return Opponent.of(name, target.game_id, agent, provenance.describe(), family.training.observes,
-                       provenance=provenance, algorithm=provenance.kind,
-                       iterations=provenance.iterations)  # fmt: skip
+    return Opponent.of(
+        name,
+        target.game_id,
+        agent,
+        provenance.describe(),
+        family.training.observes,
+        provenance=provenance,
+        algorithm=provenance.kind,
+        iterations=provenance.iterations,
+    )
 
 
 def trainable(kind: str, game_id: str) -> tuple[Training, Game]:

@@ -151,4 +151,3 @@ def load_cfr(path: str | Path, data: Mapping[str, Any], provenance: Provenance, 
     except (KeyError, TypeError, ValueError) as error:
         raise InputError(f"{str(path)!r} has no valid RLCard CFR tables ({error})") from None
     return agent
-

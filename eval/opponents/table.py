@@ -59,8 +59,15 @@ class OpponentTable:
         header = ["opponent", "trained", "observes", "exploitability", "vs random", "vs DCFR", *names]
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         for row in self.rows:
-            cells = [f"`{row.name}`", row.trained, row.observes, _value(row.exploitability, self.units),
-                     f"{row.vs_random:+.4f}", f"{row.vs_equilibrium:+.4f}", *(f"{v:+.4f}" for v in row.vs)]  # fmt: skip
+            cells = [
+                f"`{row.name}`",
+                row.trained,
+                row.observes,
+                _value(row.exploitability, self.units),
+                f"{row.vs_random:+.4f}",
+                f"{row.vs_equilibrium:+.4f}",
+                *(f"{v:+.4f}" for v in row.vs),
+            ]
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines)
 

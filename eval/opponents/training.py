@@ -81,4 +81,3 @@ def train(
         stopped_by="target_exploitability" if trained.amount < amount else "amount",
     )
     return trained.agent, provenance
-

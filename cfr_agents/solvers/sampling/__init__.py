@@ -175,10 +175,24 @@ class SampledSolver:
     def run(self, iterations: int) -> None:
         """Run ``iterations`` iterations in one call to the compiled kernel."""
         kernel: Callable[..., None] = self.scheme.kernel.run
-        state = (self.regret, self.current, self.cumulative, self.log_at, self.weight_at, self.scalars, self.rng,
-                 self.shift)  # fmt: skip
-        options = (self.rule.alpha, self.rule.beta, self.rule.gamma, self.scheme.averaging.index(self.averaging),
-                   self.epsilon or 0.0, CHANCE_DRAWS.index(self.chance_draws))  # fmt: skip
+        state = (
+            self.regret,
+            self.current,
+            self.cumulative,
+            self.log_at,
+            self.weight_at,
+            self.scalars,
+            self.rng,
+            self.shift,
+        )
+        options = (
+            self.rule.alpha,
+            self.rule.beta,
+            self.rule.gamma,
+            self.scheme.averaging.index(self.averaging),
+            self.epsilon or 0.0,
+            CHANCE_DRAWS.index(self.chance_draws),
+        )
         kernel(iterations, self._kernel_tree, state, options)
 
     def iterate(self) -> None:
@@ -190,9 +204,16 @@ class SampledSolver:
         Numba compiles on first call; call this before timing iterations to keep compilation out.
         """
         started = time.perf_counter()
-        scratch = SampledSolver(self.tree, self.rule, self.algorithm, self.scheme.name, np.random.default_rng(0),
-                                averaging=self.averaging, epsilon=self.epsilon,
-                                chance_draws=self.chance_draws)  # fmt: skip
+        scratch = SampledSolver(
+            self.tree,
+            self.rule,
+            self.algorithm,
+            self.scheme.name,
+            np.random.default_rng(0),
+            averaging=self.averaging,
+            epsilon=self.epsilon,
+            chance_draws=self.chance_draws,
+        )
         scratch.run(1)
         return time.perf_counter() - started
 
@@ -213,8 +234,12 @@ class SampledSolver:
         return self._policy(self.current_strategy())
 
     def parameters(self) -> Mapping[str, object]:
-        parameters: dict[str, object] = {**self.rule.parameters(), "sampling": self.scheme.name,
-                                         "averaging": self.averaging, "chance_draws": self.chance_draws}  # fmt: skip
+        parameters: dict[str, object] = {
+            **self.rule.parameters(),
+            "sampling": self.scheme.name,
+            "averaging": self.averaging,
+            "chance_draws": self.chance_draws,
+        }
         if self.epsilon is not None:
             parameters["epsilon"] = self.epsilon
         return parameters

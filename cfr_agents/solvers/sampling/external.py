@@ -164,7 +164,27 @@ def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOp
         begin_iteration(scalars, alpha, beta, gamma, cumulative, weight_at)
         for player in range(2):
             u = traversal_uniform(shift, player, scalars, chance_draws)
-            _traverse(player, nodes, values, cdf, regret, current, cumulative, log_at, scalars, rng, alpha, beta,
-                      averaging, frame_node, frame_next, frame_value, frame_u, instant, u, chance_draws)  # fmt: skip
+            _traverse(
+                player,
+                nodes,
+                values,
+                cdf,
+                regret,
+                current,
+                cumulative,
+                log_at,
+                scalars,
+                rng,
+                alpha,
+                beta,
+                averaging,
+                frame_node,
+                frame_next,
+                frame_value,
+                frame_u,
+                instant,
+                u,
+                chance_draws,
+            )
         if averaging == FULL:
             _full_average(nodes, current, cumulative, scalars[WEIGHT])

@@ -249,8 +249,12 @@ def update_regrets(
 def frames(depth_bound: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A traversal's stack: the node, the next child, the children's values and the chance uniform
     (:func:`stratified_child`) on arrival, of each frame."""
-    return (np.empty(depth_bound, np.int64), np.empty(depth_bound, np.int64), np.empty((depth_bound, width)),
-            np.empty(depth_bound))  # fmt: skip
+    return (
+        np.empty(depth_bound, np.int64),
+        np.empty(depth_bound, np.int64),
+        np.empty((depth_bound, width)),
+        np.empty(depth_bound),
+    )
 
 
 @njit(cache=True, error_model="numpy")
