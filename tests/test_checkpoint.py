@@ -31,6 +31,7 @@ CONFIGURATIONS = [
 def test_resumed_solver_equals_an_uninterrupted_one(
     tmp_path: Path, algorithm: str, sampling: str, chance_draws: str | None
 ) -> None:
+    """On one machine (two runs in one process): resumed state equals uninterrupted state bit for bit."""
     t = tree("openspiel:leduc_poker")
     rng = np.random.default_rng(11)
     whole = make_solver(t, algorithm, sampling=sampling, rng=np.random.default_rng(11), chance_draws=chance_draws)
@@ -52,6 +53,7 @@ def train(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("sampling", ["none", "external"])
 def test_cli_resume_gives_the_same_policy_file_byte_for_byte(tmp_path: Path, sampling: str) -> None:
+    """On one machine: the resumed run's file equals the uninterrupted run's, byte for byte."""
     common = ["--game", "rlcard:leduc-holdem", "--algo", "dcfr", "--sampling", sampling, "--seed", "4"]
     assert train(tmp_path, *common, "--iterations", "2000", "--out", "whole.json").returncode == 0
     part = train(tmp_path, *common, "--iterations", "700", "--out", "part.json", "--checkpoint", "c.npz")

@@ -59,6 +59,7 @@ def test_no_pickle_in_our_formats() -> None:
 
 @pytest.mark.parametrize("game_id", ["openspiel:leduc_poker", "rlcard:kuhn-poker"])
 def test_the_same_command_with_the_same_seed_writes_the_same_file(game_id: str, tmp_path: Path) -> None:
+    """On one machine: the claim is byte equality between two runs here, not across CPUs."""
     outputs = []
     for run in ("first", "second"):
         out = tmp_path / f"{run}.json"

@@ -83,6 +83,7 @@ def test_sampled_match_against_rlcard_random_agent_agrees_with_the_exact_value(g
 
 
 def test_same_seeds_same_match() -> None:
+    """On one machine: the same seeds play the same hands."""
     policy = trained("rlcard:leduc-holdem", 50)
 
     def play() -> float:

@@ -193,6 +193,8 @@ def test_a_torch_opponent_without_torch_is_refused_naming_the_extra(
 def test_train_opponent_is_reproducible_and_its_file_is_an_agent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, game_id: str, amount: list[str]
 ) -> None:
+    """On one machine the same seed trains the same weights, bit for bit (torch float32 on one thread);
+    across CPUs float32 kernels differ in their last bits, which the shipped-model test allows for."""
     outputs = []
     for run in ("a", "b"):
         out = tmp_path / f"{run}.json"

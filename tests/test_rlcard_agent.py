@@ -80,6 +80,8 @@ def test_eval_step_reports_probabilities_by_action_name(leduc_policy: Policy) ->
 
 
 def test_same_seed_same_actions(leduc_policy: Policy) -> None:
+    """On one machine: the same seeds, the same actions."""
+
     def play(seed: int) -> list[Any]:
         env = rlcard.make("leduc-holdem", config={"seed": 4})
         env.set_agents([leduc_policy.rlcard_agent(seed=seed), leduc_policy.rlcard_agent(seed=seed + 1)])

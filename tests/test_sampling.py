@@ -190,6 +190,7 @@ def test_openspiel_nash_conv_of_a_sampled_policy_equals_ours(game_id: str, sampl
 @pytest.mark.parametrize("chance_draws", CHANCE_DRAWS)
 @pytest.mark.parametrize("sampling", sorted(SCHEMES))
 def test_the_same_seed_gives_the_same_policy_file(tmp_path: Path, sampling: str, chance_draws: str) -> None:
+    """On one machine: the same seed writes the same file byte for byte; another seed another file."""
     files = []
     for name, seed in (("a", "5"), ("b", "5"), ("c", "6")):
         out = tmp_path / f"{name}.json"

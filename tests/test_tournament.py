@@ -32,6 +32,7 @@ def tournament(out: Path, workers: int, agents: list[str], hands: int = 200) -> 
 
 
 def test_tournament_outputs_and_workers_give_identical_results(policy_files: dict[str, Path], tmp_path: Path) -> None:
+    """On one machine: one worker and two write the same files byte for byte."""
     agents = [str(policy_files["rlcard:leduc-holdem"]), "random", "rlcard-rule-v1"]
     one, two = tmp_path / "one", tmp_path / "two"
     status, out, _ = run_cli(tournament(one, 1, agents))
@@ -62,7 +63,8 @@ def test_tournament_outputs_and_workers_give_identical_results(policy_files: dic
 def test_a_tournament_on_ray_equals_one_on_local_workers(
     local_ray: None, policy_files: dict[str, Path], tmp_path: Path
 ) -> None:
-    """The policy file travels to the Ray workers as its contents; the results are byte for byte the same."""
+    """The policy file travels to the Ray workers as its contents; on one machine the results are byte for
+    byte the same."""
     agents = [str(policy_files["rlcard:leduc-holdem"]), "random", "rlcard-rule-v1"]
     assert run_cli(tournament(tmp_path / "local", 2, agents)).status == 0
     on_ray = tournament(tmp_path / "ray", 2, agents)
