@@ -114,6 +114,7 @@ def plot_training(models: Sequence[Provenance], out: Path) -> None:
             )
     axes.set_xscale("log")
     axes.set_yscale("log")
+    axes.xaxis.set_minor_formatter("")  # decades only: minor labels collide
     axes.set_xlabel("episodes (NFSP) or iterations (CFRAgent) trained")
     axes.set_ylabel("exact exploitability (NashConv / 2)")
     axes.set_title("Shipped opponents: exact exploitability during training")
