@@ -16,11 +16,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import eval.opponents.nfsp as nfsp
 import eval.opponents.openspiel_solvers as openspiel_solvers
-import eval.opponents.rlcard_builtin as rlcard_builtin
 from adapters import Game, load_game
 from adapters.errors import InputError
 from adapters.openspiel import OpenSpielGame
@@ -59,9 +59,21 @@ def _shipped(family: str) -> Callable[[Game, int | None], Opponent]:
     return build
 
 
+def _rlcard_builtin() -> ModuleType:
+    """RLCard's agents import torch as they load (about 3 s), so their module is loaded when first used."""
+    import eval.opponents.rlcard_builtin as rlcard_builtin
+
+    return rlcard_builtin
+
+
+def _rule(name: str) -> Callable[[Game, int | None], Opponent]:
+    return lambda game, iterations: _rlcard_builtin().rule_opponent(name)(game, iterations)
+
+
 def _random(game: Game, _: int | None) -> Opponent:
     if isinstance(game, RLCardGame):
-        return Opponent.of("random", game.game_id, rlcard_builtin.random_agent(game), "RLCard's RandomAgent", LOSSY)
+        agent = _rlcard_builtin().random_agent(game)
+        return Opponent.of("random", game.game_id, agent, "RLCard's RandomAgent", LOSSY)
     from open_spiel.python.policy import UniformRandomPolicy
 
     assert isinstance(game, OpenSpielGame)
@@ -76,19 +88,19 @@ FAMILIES: Mapping[str, Family] = {
             "rlcard-rule-v1",
             "RLCard's leduc-holdem-rule-v1: raise, else call, else check",
             _rlcard_leduc,
-            rlcard_builtin.rule_opponent("rlcard-rule-v1"),
+            _rule("rlcard-rule-v1"),
         ),
         Family(
             "rlcard-rule-v2",
             "RLCard's leduc-holdem-rule-v2 (folds every hand pre-flop)",
             _rlcard_leduc,
-            rlcard_builtin.rule_opponent("rlcard-rule-v2"),
+            _rule("rlcard-rule-v2"),
         ),
         Family(
             "rlcard-pretrained-cfr",
             "RLCard's bundled leduc-holdem-cfr model, NumPy 2 compatible",
             _rlcard_leduc,
-            rlcard_builtin.pretrained_opponent,
+            lambda game, iterations: _rlcard_builtin().pretrained_opponent(game, iterations),
         ),
         Family(
             "rlcard-cfr",
@@ -99,10 +111,10 @@ FAMILIES: Mapping[str, Family] = {
                 "rlcard:",
                 "iterations",
                 LOSSY,
-                rlcard_builtin.CFR_PRESETS,
-                rlcard_builtin.train_cfr,
-                rlcard_builtin.save_cfr,
-                rlcard_builtin.load_cfr,
+                {"rlcard": {}},  # CFRAgent has no settings
+                lambda *arguments: _rlcard_builtin().train_cfr(*arguments),
+                lambda *arguments: _rlcard_builtin().save_cfr(*arguments),
+                lambda *arguments: _rlcard_builtin().load_cfr(*arguments),
             ),
         ),
         Family(

@@ -111,10 +111,6 @@ def pretrained_opponent(game: Game, _: int | None) -> Opponent:
     return Opponent.of("rlcard-pretrained-cfr", game.game_id, agent, trained, LOSSY)
 
 
-CFR_PRESETS: Mapping[str, Mapping[str, Any]] = {"rlcard": {"algorithm": "chance-sampling CFR (RLCard CFRAgent)"}}
-"""``CFRAgent`` has no settings: one preset that names it."""
-
-
 def train_cfr(
     game: RLCardGame, iterations: int, rng: np.random.Generator, preset: str, on_progress: Progress
 ) -> Trained[NumPy2CFRAgent]:
@@ -129,7 +125,8 @@ def train_cfr(
         agent.train()
         if on_progress(iteration, agent):
             break
-    return Trained(agent, dict(CFR_PRESETS[preset]), time.perf_counter() - started, iteration)
+    settings = {"algorithm": "chance-sampling CFR (RLCard CFRAgent)"}  # CFRAgent has no settings
+    return Trained(agent, settings, time.perf_counter() - started, iteration)
 
 
 def save_cfr(path: str | Path, agent: NumPy2CFRAgent, provenance: Provenance) -> None:
