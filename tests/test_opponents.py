@@ -254,6 +254,8 @@ def test_train_opponent_records_its_exact_curve_and_stops_at_a_target(
     provenance = provenance_of(data, str(out))
     assert [point.amount for point in provenance.curve] == [10, 20, 30, 40]
     assert provenance.curve[-1].nash_conv == provenance.nash_conv and provenance.stopped_by == "amount"
+    assert main(["exploitability", str(out), "--json"]) == 0  # the last check measured the saved agent
+    assert json.loads(capsys.readouterr().out)["nash_conv"] == pytest.approx(provenance.nash_conv, abs=1e-12)
     assert all(a.seconds <= b.seconds for a, b in zip(provenance.curve, provenance.curve[1:], strict=False))
     loose = provenance.curve[1].nash_conv / 2  # met at the second check, not at the first
     assert provenance.curve[0].nash_conv / 2 > loose

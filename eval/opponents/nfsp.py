@@ -26,7 +26,6 @@ import inspect
 import json
 import os
 import random
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -262,7 +261,6 @@ def train_rlcard(
         agents = _rlcard_agents(game, hyperparameters)
         env.set_agents(agents)
         seated = SeatedAgents(agents)
-        started = time.perf_counter()
         episode = 0
         while episode < episodes:
             episode += 1
@@ -274,8 +272,7 @@ def train_rlcard(
                     agent.feed(transition)
             if on_progress(episode, seated):
                 break
-        seconds = time.perf_counter() - started
-    return Trained(seated, {"preset": preset, **hyperparameters}, seconds, episode)
+    return Trained(seated, {"preset": preset, **hyperparameters}, episode)
 
 
 def _openspiel_agents(pyspiel_game: pyspiel.Game, hyperparameters: Mapping[str, Any], seed: int) -> list[Any]:
@@ -310,7 +307,6 @@ def train_openspiel(
         settings = dict(hyperparameters)
         agents = _openspiel_agents(game.pyspiel_game, settings, settings.pop("seed"))
         policy = NFSPPolicy(game.pyspiel_game, agents)
-        started = time.perf_counter()
         episode = 0
         while episode < episodes:
             episode += 1
@@ -322,8 +318,7 @@ def train_openspiel(
                 agent.step(time_step)
             if on_progress(episode, policy):
                 break
-        seconds = time.perf_counter() - started
-    return Trained(policy, {"preset": preset, **hyperparameters}, seconds, episode)
+    return Trained(policy, {"preset": preset, **hyperparameters}, episode)
 
 
 def weights_path(sidecar: str | Path) -> Path:

@@ -30,8 +30,6 @@ class Trained(Generic[AgentT]):
 
     agent: AgentT
     hyperparameters: dict[str, Any]
-    seconds: float
-    """Wall time of the training loop, the checks made by its :data:`Progress` callback included."""
     amount: int
     """Episodes or iterations run (fewer than asked when the callback stopped training)."""
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -118,7 +117,6 @@ def train_cfr(
     dealt from a seed drawn from ``rng``."""
     env = rlcard.make(game.spec.env_id, config={"allow_step_back": True, "seed": int(rng.integers(2**31))})
     agent = NumPy2CFRAgent(env, model_path=os.devnull)
-    started = time.perf_counter()
     iteration = 0
     while iteration < iterations:
         iteration += 1
@@ -126,7 +124,7 @@ def train_cfr(
         if on_progress(iteration, agent):
             break
     settings = {"algorithm": "chance-sampling CFR (RLCard CFRAgent)"}  # CFRAgent has no settings
-    return Trained(agent, settings, time.perf_counter() - started, iteration)
+    return Trained(agent, settings, iteration)
 
 
 def save_cfr(path: str | Path, agent: NumPy2CFRAgent, provenance: Provenance) -> None:

@@ -63,7 +63,8 @@ def train(
     chosen = preset if preset is not None else next(iter(training.presets))
     trained = training.train(game, amount, np.random.default_rng(seed), chosen, progress)
     seconds = time.perf_counter() - started - check_seconds
-    measured = exploitability_of_strategy(tree, strategy_of(trained.agent, tree))
+    last = curve[-1] if curve and curve[-1].amount == trained.amount else None  # checked the saved agent
+    nash_conv = last.nash_conv if last else exploitability_of_strategy(tree, strategy_of(trained.agent, tree)).nash_conv
     provenance = Provenance(
         kind=kind,
         game=game.game_id,
@@ -75,8 +76,8 @@ def train(
         hyperparameters=trained.hyperparameters,
         training_seconds=seconds,
         versions=library_versions(),
-        nash_conv=measured.nash_conv,
-        exploitability=measured.exploitability,
+        nash_conv=nash_conv,
+        exploitability=nash_conv / 2,
         curve=tuple(curve),
         stopped_by="target_exploitability" if trained.amount < amount else "amount",
     )
