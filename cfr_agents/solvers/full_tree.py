@@ -17,87 +17,108 @@ OpenSpiel's solvers do). For the updating player ``i`` on the compiled tree:
   (uniform when the denominator is 0), with prediction :math:`m = r^t` for predictive
   CFR+ (Farina, Kroer & Sandholm 2021) and :math:`m = 0` otherwise.
 
-Every step is a whole-level NumPy operation over the arrays of
-:class:`~cfr_agents.tree.CompiledTree`, so an iteration costs a few dozen array
-operations regardless of the tree's size.
+:mod:`cfr_agents.solvers.full_tree_kernel` runs these steps as compiled loops over the arrays of
+:class:`~cfr_agents.tree.CompiledTree`, many iterations per call.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 
 import numpy as np
 
 from adapters import Game
 from cfr_agents.policy import Policy
-from cfr_agents.solvers.update_rule import AverageScale, UpdateRule
-from cfr_agents.tree import CompiledTree, FloatArray, IntArray, compile_tree
+from cfr_agents.solvers.full_tree_kernel import TerminalLayout, run_iterations
+from cfr_agents.solvers.update_rule import UpdateRule
+from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
 
 
 class FullTreeSolver:
-    """Full-tree CFR under an :class:`UpdateRule`; construct on a game or a compiled tree."""
+    """Full-tree CFR under an :class:`UpdateRule`; construct on a game or a compiled tree.
+
+    Iterations run in :func:`~cfr_agents.solvers.full_tree_kernel.run_iterations`, compiled by Numba
+    (cached on disk): :meth:`compile` does it up front so that timing leaves compilation out.
+    """
 
     def __init__(self, game: Game | CompiledTree, rule: UpdateRule, algorithm: str) -> None:
         tree = game if isinstance(game, CompiledTree) else compile_tree(game)
         self.tree = tree
         self.rule = rule
         self.algorithm = algorithm
-        self.iteration = 0
         n, width = tree.num_infosets, tree.max_actions
-        self._mask = tree.action_mask.astype(np.float64)
         self._uniform = tree.uniform_strategy()
         self._sigma = self._uniform.copy()
         self._regret = np.zeros((n, width))
         self._cumulative = np.zeros((n, width))
-        self._value = np.zeros(n)
-        self._scale = AverageScale()
         # x: realization plan of both players, one entry per sequence; x[root] = 1.
         self._reach = np.zeros(tree.num_sequences)
         self._reach[tree.root_sequence] = 1.0
-        self._levels: list[list[tuple[slice, IntArray]]] = [
-            [(slice(a, b), tree.parent_sequence[a:b]) for a, b in tree.levels[p]] for p in range(2)
-        ]
-        self._players = [tree.player_slice(p) for p in range(2)]
-        self._chance_utility = tree.terminal_chance * tree.terminal_utility
         for player in range(2):
             tree.fill_realization(self._sigma, self._reach, player)
+        self._scalars = np.zeros(2)
+        """``(t, K)``: iterations run, and the log-scale of the cumulative strategy."""
+        depth = max(len(tree.levels[p]) for p in range(2))
+        self._levels = np.zeros((2, max(depth, 1), 2), dtype=np.int64)
+        for player in range(2):
+            for level, (start, stop) in enumerate(tree.levels[player]):
+                self._levels[player, level] = start, stop
+        self._level_count = np.array([len(tree.levels[p]) for p in range(2)], dtype=np.int64)
+        self._num_actions = tree.action_mask.sum(axis=1).astype(np.int64)
+        self._terminals = TerminalLayout.of(tree)
+        self._q = np.zeros(tree.num_sequences)
+        self._value = np.zeros(n)
 
-    def _update_player(self, player: int, t: int) -> None:
-        tree, x, sigma = self.tree, self._reach, self._sigma
-        # u_i(z) * chance(z) * pi_{-i}(z), summed into i's last sequence before z.
-        weights = self._chance_utility[player] * x[tree.terminal_sequence[1 - player]]
-        q = np.bincount(tree.terminal_sequence[player], weights=weights, minlength=tree.num_sequences)
-        q_cells = q[:-1].reshape(sigma.shape)
-        for rows, parents in reversed(self._levels[player]):
-            level_value = np.einsum("ij,ij->i", sigma[rows], q_cells[rows])  # v(I) = sum_a sigma q
-            self._value[rows] = level_value
-            np.add.at(q, parents, level_value)  # q(parent seq) += v(I)
-        rows = self._players[player]
-        instant = (q_cells[rows] - self._value[rows, None]) * self._mask[rows]  # r(I,a) = q - v
-        regret = self._regret[rows]
-        regret += instant  # R^t = R^{t-1} + r^t ...
-        positive, negative = self.rule.discounts(t)
-        if (positive, negative) != (1.0, 1.0):  # ... then discounted, d(R^t)
-            regret *= np.where(regret >= 0, positive, negative)
-        weight, rescale = self._scale.weight(self.rule, t)  # C^t += t^gamma * pi_i(I) * sigma^t(I, .)
-        if rescale != 1.0:
-            self._cumulative *= rescale
-        self._cumulative[rows] += (weight * x[tree.parent_sequence[rows]])[:, None] * sigma[rows]
-        prediction = instant if self.rule.predictive else 0.0  # m^{t+1} = r^t (predictive) or 0
-        target = np.maximum(regret + prediction, 0.0)  # [R^t + m^{t+1}]^+
-        sigma[rows] = normalise(target, self._uniform[rows])
-        tree.fill_realization(sigma, x, player)
+    @property
+    def iteration(self) -> int:
+        """Iterations run so far."""
+        return int(self._scalars[0])
+
+    def run(self, iterations: int) -> None:
+        """``iterations`` more iterations, each updating player 0, then player 1."""
+        run_iterations(
+            iterations,
+            self.rule.alpha,
+            self.rule.beta,
+            self.rule.gamma,
+            self.rule.predictive,
+            self._levels,
+            self._level_count,
+            self.tree.parent_sequence,
+            self._num_actions,
+            self._terminals.group_sequence,
+            self._terminals.group_bound,
+            self._terminals.group_count,
+            self._terminals.terminal_other,
+            self._terminals.terminal_value,
+            self._terminals.value_table,
+            self._regret,
+            self._cumulative,
+            self._sigma,
+            self._reach,
+            self._q,
+            self._value,
+            self._scalars,
+        )
 
     def iterate(self) -> None:
         """One iteration: update player 0, then player 1."""
-        t = self.iteration + 1
-        for player in range(2):
-            self._update_player(player, t)
-        self.iteration = t
+        self.run(1)
 
-    def run(self, iterations: int) -> None:
-        for _ in range(iterations):
-            self.iterate()
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the solver's own arrays: its state, scratch vectors and terminal layout."""
+        arrays = [value for value in vars(self).values() if isinstance(value, np.ndarray)]
+        return sum(array.nbytes for array in arrays) + sum(
+            value.nbytes for value in vars(self._terminals).values() if isinstance(value, np.ndarray)
+        )
+
+    def compile(self) -> float:
+        """Compile the iteration kernel, or load it from Numba's cache; seconds taken (0 once loaded)."""
+        started = time.perf_counter()
+        FullTreeSolver(self.tree, self.rule, self.algorithm).run(1)
+        return time.perf_counter() - started
 
     def average_strategy(self) -> FloatArray:
         """``(N, A)`` normalised :math:`C^T`; uniform where nothing was accumulated."""
@@ -122,7 +143,7 @@ class FullTreeSolver:
             "cumulative": self._cumulative.copy(),
             "sigma": self._sigma.copy(),
             "reach": self._reach.copy(),
-            "scalars": np.array([float(self.iteration), self._scale.log_scale]),
+            "scalars": self._scalars.copy(),
         }
 
     def restore(self, state: Mapping[str, FloatArray]) -> None:
@@ -132,11 +153,9 @@ class FullTreeSolver:
             ("cumulative", self._cumulative),
             ("sigma", self._sigma),
             ("reach", self._reach),
+            ("scalars", self._scalars),
         ):
             current[...] = state[name]
-        iteration, log_scale = state["scalars"]
-        self.iteration = int(iteration)
-        self._scale = AverageScale(float(log_scale))
 
     def _policy(self, strategy: FloatArray) -> Policy:
         return Policy.from_strategy(

@@ -7,7 +7,7 @@ Every weight is computed so that any finite parameter works at any iteration:
   of :math:`x`, so ``t ** alpha`` never overflows (``alpha = 400``, say);
 * the average-strategy weight :math:`w_t = t^\gamma` is handed out as :math:`\ln w_t = \gamma \ln t`;
   solvers keep their cumulative strategy divided by a scale :math:`e^{K}` that they raise, rescaling
-  the sums, whenever :math:`\ln w_t - K` exceeds :data:`RESCALE_LOG` (see :class:`AverageScale`).
+  the sums, whenever :math:`\ln w_t - K` exceeds :data:`RESCALE_LOG`.
   Normalising the average per infoset cancels the scale.
 
 Where nothing can overflow (:math:`|x| <` :data:`RESCALE_LOG`, :math:`K = 0`) the weights are the
@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+
+from numba import njit
 
 from adapters.errors import InputError
 
@@ -82,23 +84,7 @@ def log_discount(exponent: float, t: float) -> float:
     return -(max(-x, 0.0) + math.log1p(math.exp(-abs(x))))
 
 
-class AverageScale:
-    """The scale :math:`e^K` by which a solver's cumulative strategy is divided.
-
-    :meth:`weight` returns :math:`w_t / e^K` after raising :math:`K` when the weight would pass
-    :math:`e^{600}`; the caller multiplies its sums by the returned ``rescale`` factor first.
-    """
-
-    def __init__(self, log_scale: float = 0.0) -> None:
-        self.log_scale = log_scale
-
-    def weight(self, rule: UpdateRule, t: int) -> tuple[float, float]:
-        """``(w_t / e^K, rescale)``: multiply the stored sums by ``rescale`` before adding."""
-        log_weight = rule.log_average_weight(t)
-        rescale = 1.0
-        if log_weight - self.log_scale > RESCALE_LOG:
-            rescale = math.exp(self.log_scale - log_weight)
-            self.log_scale = log_weight
-        if self.log_scale == 0.0:
-            return float(t) ** rule.gamma, rescale
-        return math.exp(log_weight - self.log_scale), rescale
+compiled_discount = njit(cache=True, error_model="numpy")(discount)
+""":func:`discount` compiled, for the kernels."""
+compiled_log_discount = njit(cache=True, error_model="numpy")(log_discount)
+""":func:`log_discount` compiled, for the kernels."""

@@ -42,8 +42,8 @@ import numpy as np
 from numba import njit
 
 from cfr_agents.solvers.update_rule import RESCALE_LOG
-from cfr_agents.solvers.update_rule import discount as python_discount
-from cfr_agents.solvers.update_rule import log_discount as python_log_discount
+from cfr_agents.solvers.update_rule import compiled_discount as discount
+from cfr_agents.solvers.update_rule import compiled_log_discount as log_discount
 
 CODE, INDEX, FIRST, COUNT = range(4)
 """Columns of the kernels' ``nodes`` array: a node's code, its infoset (decision nodes), its first
@@ -103,10 +103,6 @@ def sample(probabilities: np.ndarray, n: int, rng: np.ndarray) -> int:
         if u < total:
             return a
     return n - 1
-
-
-discount = njit(cache=True, error_model="numpy")(python_discount)
-log_discount = njit(cache=True, error_model="numpy")(python_log_discount)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
