@@ -150,7 +150,7 @@ def memory_table(figures: dict[str, dict[str, float]]) -> Table:
     notes = (
         "Fresh process per game: build the tree, compile the kernel (Numba's cache after the first run), "
         "run 100 CFR+ iterations. Nodes count chance, decision and terminal nodes; the solver's bytes are its "
-        "state and scratch arrays and its terminal layout.",
+        "state, scratch and terminal arrays.",
     )
     return Table("Memory and start-up, per game", headers, rows, notes)
 
