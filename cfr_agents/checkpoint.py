@@ -204,12 +204,14 @@ def _rule(data: dict[str, Any], fail: Any) -> UpdateRule:
     try:
         numbers = {name: float(data[name]) for name in ("alpha", "beta", "gamma")}
         predictive = data["predictive"]
-    except (KeyError, TypeError, ValueError):
+        discount_first = data.get("discount_first", False)  # absent before DCFR+ joined
+    except (KeyError, TypeError, ValueError, AttributeError):
         raise fail("has no valid 'rule' field") from None
-    if not isinstance(predictive, bool) or any(math.isnan(v) for v in numbers.values()):
+    flags = (predictive, discount_first)
+    if not all(isinstance(flag, bool) for flag in flags) or any(math.isnan(v) for v in numbers.values()):
         raise fail("has no valid 'rule' field")
     try:
-        return UpdateRule(**numbers, predictive=predictive)
+        return UpdateRule(**numbers, predictive=predictive, discount_first=discount_first)
     except InputError as error:
         raise fail(f"has an invalid rule: {error}") from None
 

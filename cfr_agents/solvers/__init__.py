@@ -11,13 +11,29 @@ import numpy as np
 
 from adapters import Game
 from adapters.errors import InputError
-from cfr_agents.solvers import cfr, cfr_plus, discounted_cfr, linear_cfr, predictive_cfr_plus
+from cfr_agents.solvers import (
+    cfr,
+    cfr_plus,
+    dcfr_plus,
+    discounted_cfr,
+    linear_cfr,
+    predictive_cfr_plus,
+    predictive_dcfr_plus,
+)
 from cfr_agents.solvers.full_tree import FullTreeSolver
 from cfr_agents.solvers.sampling import SAMPLING_CHOICES, SCHEMES, SampledSolver
 from cfr_agents.solvers.update_rule import UpdateRule
 from cfr_agents.tree import CompiledTree, compile_tree
 
-_MODULES: tuple[ModuleType, ...] = (cfr, cfr_plus, linear_cfr, discounted_cfr, predictive_cfr_plus)
+_MODULES: tuple[ModuleType, ...] = (
+    cfr,
+    cfr_plus,
+    linear_cfr,
+    discounted_cfr,
+    predictive_cfr_plus,
+    dcfr_plus,
+    predictive_dcfr_plus,
+)
 ALGORITHMS: dict[str, UpdateRule] = {module.NAME: module.RULE for module in _MODULES}
 Solver: TypeAlias = FullTreeSolver | SampledSolver
 

@@ -11,6 +11,9 @@ OpenSpiel's solvers do). For the updating player ``i`` on the compiled tree:
   multiplies non-negative entries by :math:`t^\alpha/(t^\alpha+1)` and negative ones by
   :math:`t^\beta/(t^\beta+1)` (Brown & Sandholm 2019); ``alpha = beta = inf`` is vanilla
   CFR, ``beta = -inf`` zeroes negative regrets, i.e. regret matching+ (Tammelin 2014);
+  with ``discount_first`` the regrets so far are discounted with iteration :math:`t-1`'s weights
+  before :math:`r^t` is added, :math:`R^t = d_{t-1}(R^{t-1}) + r^t`, and regrets are matched on
+  :math:`d_t(R^t)` (DCFR+ and PDCFR+, Xu et al. 2024);
 * average strategy numerator :math:`C^t = C^{t-1} + t^\gamma\,\pi^{\sigma^t}_i(I)\,\sigma^t(I,\cdot)`;
 * next strategy by regret matching,
   :math:`\sigma^{t+1}(I,a) = [R^t(I,a) + m(I,a)]^+ / \sum_b [R^t(I,b) + m(I,b)]^+`
@@ -84,6 +87,7 @@ class FullTreeSolver:
             self.rule.beta,
             self.rule.gamma,
             self.rule.predictive,
+            self.rule.discount_first,
             self._levels,
             self._level_count,
             self.tree.parent_sequence,

@@ -12,8 +12,9 @@ player's infosets, with no Python between iterations. For the updating player :m
    :math:`v(I) = \sum_a \sigma^t(I,a)\,q(Ia)`, added into :math:`q(\mathrm{parent}(I))`, and
    :math:`C^t(I,\cdot) = C^{t-1}(I,\cdot) + w_t\,x_i(\mathrm{parent}(I))\,\sigma^t(I,\cdot)` while
    :math:`x_i` is still :math:`\sigma^t`'s;
-3. top-down: :math:`r = q(Ia) - v(I)`; :math:`R^t = d(R^{t-1} + r)`;
-   :math:`\sigma^{t+1} \propto [R^t + m]^+`; and at once
+3. top-down: :math:`r = q(Ia) - v(I)`; :math:`R^t = d_t(R^{t-1} + r)`, or with ``discount_first``
+   :math:`R^t = d_{t-1}(R^{t-1}) + r`; :math:`\sigma^{t+1} \propto [R^t + m]^+`, or
+   :math:`[d_t(R^t) + m]^+`; and at once
    :math:`x_i(Ia) = x_i(\mathrm{parent}(I))\,\sigma^{t+1}(I,a)`, the parent being updated already.
 
 Infosets are numbered by (player, own depth), so "deepest level first" is the levels in reverse order,
@@ -52,6 +53,7 @@ def _update_player(
     beta: float,
     gamma: float,
     predictive: bool,
+    discount_first: bool,
     levels: np.ndarray,
     level_count: np.ndarray,
     parent: np.ndarray,
@@ -85,15 +87,23 @@ def _update_player(
             value[infoset] = v
             q[parent[infoset]] += v
     positive, negative = compiled_discount(alpha, t), compiled_discount(beta, t)
+    previous_positive = compiled_discount(alpha, t - 1.0) if t > 1.0 else 1.0  # R^0 = 0: nothing to discount
+    previous_negative = compiled_discount(beta, t - 1.0) if t > 1.0 else 1.0
     for infoset in range(first, last):  # top-down, so x(parent(I)) is already sigma^{t+1}'s
         n = num_actions[infoset]
         total = 0.0
         for a in range(n):
             instant = q[infoset * width + a] - value[infoset]  # r(I,a) = q - v
-            r = regret[infoset, a] + instant  # R^t = d(R^{t-1} + r^t)
-            r *= positive if r >= 0.0 else negative
-            regret[infoset, a] = r
-            target = r + instant if predictive else r  # [R^t + m^{t+1}]^+
+            r = regret[infoset, a]
+            if discount_first:  # R^t = d_{t-1}(R^{t-1}) + r^t; match on d_t(R^t)
+                r = r * (previous_positive if r >= 0.0 else previous_negative) + instant
+                regret[infoset, a] = r
+                r *= positive if r >= 0.0 else negative
+            else:  # R^t = d_t(R^{t-1} + r^t)
+                r += instant
+                r *= positive if r >= 0.0 else negative
+                regret[infoset, a] = r
+            target = r + instant if predictive else r  # [R^t + m^{t+1}]^+, m^{t+1} = r^t or 0
             target = target if target > 0.0 else 0.0
             sigma[infoset, a] = target
             total += target
@@ -111,6 +121,7 @@ def run_iterations(
     beta: float,
     gamma: float,
     predictive: bool,
+    discount_first: bool,
     levels: np.ndarray,
     level_count: np.ndarray,
     parent: np.ndarray,
@@ -138,6 +149,7 @@ def run_iterations(
                     beta,
                     gamma,
                     predictive,
+                    discount_first,
                     levels,
                     level_count,
                     parent,

@@ -40,6 +40,10 @@ class UpdateRule:
     """Iteration ``t`` adds to the average strategy with weight ``t^gamma``."""
     predictive: bool = False
     """Regret matching on ``R^t + r^t`` (predictive CFR+) instead of ``R^t``."""
+    discount_first: bool = False
+    """Discount the regrets so far with the previous iteration's weights, then add the new regret:
+    :math:`R^t = d_{t-1}(R^{t-1}) + r^t`, and match regrets on :math:`d_t(R^t)` (plus the prediction),
+    as DCFR+ and PDCFR+ do (Xu et al. 2024). Otherwise :math:`R^t = d_t(R^{t-1} + r^t)`, as DCFR does."""
 
     def __post_init__(self) -> None:
         if math.isnan(self.alpha) or math.isnan(self.beta) or not math.isfinite(self.gamma):
@@ -47,10 +51,6 @@ class UpdateRule:
                 f"alpha and beta must be numbers (+-inf allowed) and gamma finite; got "
                 f"alpha={self.alpha}, beta={self.beta}, gamma={self.gamma}"
             )
-
-    def discounts(self, t: int) -> tuple[float, float]:
-        """``(positive, negative)`` regret multipliers of iteration ``t``."""
-        return discount(self.alpha, float(t)), discount(self.beta, float(t))
 
     def log_average_weight(self, t: int) -> float:
         """:math:`\\ln w_t = \\gamma \\ln t`."""

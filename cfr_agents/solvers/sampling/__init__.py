@@ -79,6 +79,11 @@ def check_sampling(
             "predictive CFR+ needs the full instantaneous regret vector of every infoset each iteration; "
             "it does not combine with sampling (use --sampling none)"
         )
+    if rule.discount_first:
+        raise InputError(
+            "DCFR+ and PDCFR+ discount each regret before adding the new one, every iteration; "
+            "they run on the full tree only (use --sampling none)"
+        )
     if averaging is not None and averaging not in scheme.averaging:
         raise InputError(
             f"--averaging {averaging} does not apply to {sampling} sampling; choose from {', '.join(scheme.averaging)}"
