@@ -99,7 +99,7 @@ def training_report(models: Sequence[Provenance]) -> str:
 
 def plot_training(models: Sequence[Provenance], out: Path) -> None:
     """Exploitability against the amount trained, one line per model with a curve."""
-    from eval.plots import pyplot, save_png
+    from eval.plots import pyplot, save_figure
 
     plt = pyplot()
     figure, axes = plt.subplots(figsize=(7, 4))
@@ -120,7 +120,7 @@ def plot_training(models: Sequence[Provenance], out: Path) -> None:
     axes.set_title("Shipped opponents: exact exploitability during training")
     axes.grid(True, which="both", alpha=0.3)
     axes.legend()
-    save_png(figure, out)
+    save_figure(figure, out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

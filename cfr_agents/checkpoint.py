@@ -25,11 +25,13 @@ import json
 import math
 import os
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.lib.npyio import NpzFile
 
 from adapters.errors import InputError
 from cfr_agents.files import replacing
@@ -38,6 +40,8 @@ from cfr_agents.tree import CompiledTree
 
 FORMAT = "cfr-agents-checkpoint"
 FORMAT_VERSION = 2
+ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+"""How a ``.npz`` archive (a zip file, possibly empty) begins."""
 
 
 class CheckpointError(InputError):
@@ -134,17 +138,33 @@ def save_checkpoint(path: str | os.PathLike[str], solver: Solver, seed: int) -> 
 def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     """Read a checkpoint; a missing, corrupt or foreign file is a one-line :class:`CheckpointError`."""
     source = str(Path(path))
+
+    def unreadable(reason: object) -> CheckpointError:
+        return CheckpointError(f"checkpoint {source!r} is not a readable .npz archive ({reason})")
+
     try:
+        with open(source, "rb") as handle:
+            magic = handle.read(len(ZIP_MAGIC[0]))
+        if magic not in ZIP_MAGIC:  # np.load would take the file for a pickle (or a lone .npy array)
+            raise unreadable("not a zip file")
         with np.load(source, allow_pickle=False) as archive:
-            arrays = {name: archive[name] for name in archive.files}
+            arrays = {name: _member(archive, name, unreadable) for name in archive.files}
     except FileNotFoundError:
         raise CheckpointError(f"checkpoint {source!r} does not exist") from None
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as error:
-        raise CheckpointError(f"checkpoint {source!r} is not a readable .npz archive ({error})") from None
-    for name, array in arrays.items():
-        if not isinstance(array, np.ndarray):  # NumPy hands back a member that is not .npy as bytes
-            raise CheckpointError(f"checkpoint {source!r} has a member {name!r} that is not a NumPy array")
+    except (OSError, EOFError, zipfile.BadZipFile, KeyError) as error:
+        raise unreadable(error) from None
     return _from_arrays(arrays, source)
+
+
+def _member(archive: NpzFile, name: str, unreadable: Callable[[str], CheckpointError]) -> np.ndarray:
+    """Member ``name`` of an open ``.npz`` archive, which must be a ``.npy`` array of plain values."""
+    try:
+        array = archive[name]
+    except ValueError:  # an object array, which only pickle could load, or a damaged .npy header
+        array = None
+    if not isinstance(array, np.ndarray):  # NumPy hands back a member that is not .npy as bytes
+        raise unreadable(f"member {name!r} is not a NumPy array of plain values")
+    return array
 
 
 def _from_arrays(arrays: dict[str, np.ndarray], source: str) -> Checkpoint:

@@ -10,7 +10,7 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import takewhile
+from itertools import dropwhile
 
 import psutil
 
@@ -35,14 +35,20 @@ class StopRule:
 class CurvePoint:
     iteration: int
     seconds: float
-    """Solve time so far: the solver's own iterations only, never the NashConv checks."""
+    """Solve time of this run so far: the solver's own iterations only, never the NashConv checks."""
     nash_conv: float
 
 
 @dataclass(frozen=True)
 class TrainingRun:
+    """One call of :func:`train`, which may continue a solver that has already run (a resumed checkpoint)."""
+
+    started_at: int
+    """The solver's iteration count when this run began: 0, or the iteration of a resumed checkpoint."""
     iterations: int
+    """The solver's iteration count at the end, iterations of earlier runs included."""
     solve_seconds: float
+    """Time spent in this run's iterations."""
     check_seconds: float
     nash_conv: float
     stopped_by: str
@@ -51,8 +57,14 @@ class TrainingRun:
     peak_rss_mb: float
 
     @property
-    def iterations_per_second(self) -> float:
-        return self.iterations / self.solve_seconds if self.solve_seconds > 0 else math.inf
+    def iterations_run(self) -> int:
+        """Iterations this run made."""
+        return self.iterations - self.started_at
+
+    @property
+    def iterations_per_second(self) -> float | None:
+        """This run's rate; ``None`` when it measured no time (it ran no iterations)."""
+        return self.iterations_run / self.solve_seconds if self.solve_seconds > 0 else None
 
 
 def log_spaced(per_decade: int = CURVE_POINTS_PER_DECADE) -> Iterator[int]:
@@ -90,22 +102,25 @@ def train(
     record_curve: bool = False,
     on_progress: Callable[[int, float | None], None] | None = None,
 ) -> TrainingRun:
-    """Iterate ``solver`` until ``stop``; return what happened.
+    """Iterate ``solver`` from its current iteration until ``stop``; return what happened.
 
-    NashConv of the average strategy is measured at log-spaced iterations when
-    ``record_curve`` is set, and whenever a target is set at a spacing that keeps the
-    checks' share of the time near :data:`CHECK_SHARE`. ``on_progress(iteration,
-    last NashConv)`` is called after every batch of iterations.
+    ``stop.iterations`` is the solver's total iteration count (earlier runs included), while
+    ``stop.time_limit`` counts this run's solve time only. A solver that has already run (a
+    resumed checkpoint) continues as a fresh one would. NashConv of the average strategy is
+    measured at the log-spaced iterations past the start when ``record_curve`` is set (the curve
+    gives this run's solve time), and when a target is set, after the run's first iteration and
+    then at a spacing that keeps the checks' share of this run's time near :data:`CHECK_SHARE`.
+    ``on_progress(iteration, last NashConv)`` is called after every batch of iterations.
     """
     tree = solver.tree
+    started_at = solver.iteration
     curve: list[CurvePoint] = []
-    horizon = stop.iterations or 10**9
-    marks = list(takewhile(lambda mark: mark <= horizon, log_spaced())) if record_curve else []
-    next_mark = 0
+    marks = dropwhile(lambda mark: mark <= started_at, log_spaced())
+    next_mark = next(marks) if record_curve else None
     solve = checks = 0.0
     measured: dict[int, float] = {}
     batch = 1
-    next_check = 1 if stop.target_nash_conv is not None else None
+    next_check = started_at + 1 if stop.target_nash_conv is not None else None
     stopped_by = "iterations"
 
     def measure() -> float:
@@ -119,25 +134,26 @@ def train(
 
     while stop.iterations is None or solver.iteration < stop.iterations:
         goal = solver.iteration + batch
-        for limit in (stop.iterations, next_check, marks[next_mark] if next_mark < len(marks) else None):
+        for limit in (stop.iterations, next_check, next_mark):
             if limit is not None:
                 goal = min(goal, limit)
         ran = goal - solver.iteration
+        assert ran > 0, f"no progress at iteration {solver.iteration}: every goal must lie ahead"
         started = time.perf_counter()
         solver.run(ran)
         elapsed = time.perf_counter() - started
         solve += elapsed
         # Next batch: ~BATCH_SECONDS at the rate just measured, at most twice the last one actually run.
         batch = max(1, min(2 * ran, int(ran / max(elapsed, 1e-9) * BATCH_SECONDS)))
-        if next_mark < len(marks) and solver.iteration == marks[next_mark]:
+        if solver.iteration == next_mark:
             curve.append(CurvePoint(solver.iteration, solve, measure()))
-            next_mark += 1
-        if next_check is not None and solver.iteration >= next_check:
+            next_mark = next(marks)
+        if solver.iteration == next_check:
             if measure() <= (stop.target_nash_conv or 0.0):
                 stopped_by = "target_nash_conv"
                 break
             check_cost = checks / len(measured)
-            per_iteration = solve / solver.iteration
+            per_iteration = max(solve, 1e-9) / (solver.iteration - started_at)
             next_check = solver.iteration + max(1, math.ceil(check_cost / (CHECK_SHARE * per_iteration)))
         if on_progress is not None:
             on_progress(solver.iteration, measured.get(max(measured)) if measured else None)
@@ -148,6 +164,7 @@ def train(
     if record_curve and (not curve or curve[-1].iteration != solver.iteration):
         curve.append(CurvePoint(solver.iteration, solve, final))
     return TrainingRun(
+        started_at=started_at,
         iterations=solver.iteration,
         solve_seconds=solve,
         check_seconds=checks,

@@ -35,11 +35,25 @@ def pyplot() -> ModuleType:
     return importlib.import_module("matplotlib.pyplot")
 
 
-def save_png(figure: Any, out: str | Path) -> None:
-    """Write ``figure`` as a PNG atomically (via :func:`cfr_agents.files.replacing`)."""
+IMAGE_FORMATS = ("png", "pdf", "svg", "eps", "ps")
+"""The image formats a plot is written in, named by the output's suffix (matplotlib's own writers)."""
+
+
+def image_format(out: str | Path) -> str:
+    """The format ``out``'s suffix names (``plot.pdf`` -> ``pdf``), or a one-line refusal."""
+    suffix = Path(out).suffix.lower().lstrip(".")
+    if suffix not in IMAGE_FORMATS:
+        named = f"suffix {Path(out).suffix!r}" if suffix else "no suffix"
+        raise InputError(f"image {str(out)!r} has {named}; name one of {', '.join('.' + f for f in IMAGE_FORMATS)}")
+    return suffix
+
+
+def save_figure(figure: Any, out: str | Path) -> None:
+    """Write ``figure`` atomically (via :func:`cfr_agents.files.replacing`) in the format ``out``'s suffix
+    names (:func:`image_format`)."""
     plt = pyplot()
     with replacing(out) as temporary:
-        figure.savefig(temporary, format="png", dpi=120, bbox_inches="tight")
+        figure.savefig(temporary, format=image_format(out), dpi=120, bbox_inches="tight")
     plt.close(figure)
 
 
@@ -86,7 +100,7 @@ def heatmap(result: Any, out: str | Path) -> None:
         fontsize=10,
     )
     figure.colorbar(image, ax=axes, label=f"{result.units} per hand")
-    save_png(figure, out)
+    save_figure(figure, out)
 
 
 # --- NashConv curves -----------------------------------------------------------------------------
@@ -146,7 +160,7 @@ def plot_curves(paths: Sequence[str | Path], out: str | Path) -> list[Curve]:
     by_iterations.legend(fontsize=8)
     by_iterations.set_title("NashConv against iterations")
     by_seconds.set_title("NashConv against solve time")
-    save_png(figure, out)
+    save_figure(figure, out)
     return curves
 
 
@@ -172,7 +186,7 @@ def plot_sweep(runs: Sequence[tuple[str, Sequence[Sequence[float]]]], out: str |
         )
     axes.set(xscale="log", yscale="log", xlabel="solve seconds", ylabel="NashConv", title="NashConv against solve time")
     axes.legend(fontsize=7)
-    save_png(figure, out)
+    save_figure(figure, out)
 
 
 # --- a strategy along one betting line -----------------------------------------------------------
@@ -309,7 +323,7 @@ def plot_strategy(policy: Policy, line: str, out: str | Path, seat: int | None =
     axes.set_xlabel("private card")
     axes.legend(fontsize=8, ncols=len(actions))
     axes.set_title(f"{strategy.game_id}, seat {strategy.player} to act after {strategy.line}", fontsize=9)
-    save_png(figure, out)
+    save_figure(figure, out)
     return strategy
 
 
@@ -320,13 +334,15 @@ def _pretty(hand: str) -> str:
 
 
 __all__ = [
+    "IMAGE_FORMATS",
     "Curve",
     "LineStrategy",
     "heatmap",
+    "image_format",
     "line_strategy",
     "plot_curves",
     "plot_strategy",
     "pyplot",
     "read_curve",
-    "save_png",
+    "save_figure",
 ]

@@ -29,6 +29,9 @@ class TrainReport:
     parameters: dict[str, Any]
     seed: int
     iterations: int
+    """The solver's iteration count at the end, the resumed checkpoint's included."""
+    iterations_run: int
+    """Iterations this run made: ``iterations - resumed_from`` when resuming."""
     resumed_from: int | None
     stopped_by: str
     units: str
@@ -38,8 +41,10 @@ class TrainReport:
     build_seconds: float
     compile_seconds: float
     solve_seconds: float
+    """Time of this run's iterations."""
     check_seconds: float
-    iterations_per_second: float
+    iterations_per_second: float | None
+    """``iterations_run / solve_seconds``; ``None`` when no time was measured."""
     nash_conv: float
     exploitability: float
     peak_rss_mb: float
@@ -67,6 +72,7 @@ def train_report(
         parameters=parameters,
         seed=seed,
         iterations=training.iterations,
+        iterations_run=training.iterations_run,
         resumed_from=resumed_from,
         stopped_by=training.stopped_by,
         units=tree.units,
@@ -87,7 +93,7 @@ def train_report(
 
 
 def curve_csv(training: TrainingRun) -> str:
-    """The curve as CSV: ``iteration,seconds,nash_conv``, one row per check."""
+    """The curve as CSV: ``iteration,seconds,nash_conv``, one row per point of ``training.curve``."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["iteration", "seconds", "nash_conv"])

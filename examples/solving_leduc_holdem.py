@@ -201,7 +201,7 @@ def figure(
     out: Path,
 ) -> None:
     """Four panels as the paper's Figure 1: value against each of (up to) three opponents, exploitability."""
-    from eval.plots import pyplot, save_png
+    from eval.plots import pyplot, save_figure
 
     plt = pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(12, 8.5))
@@ -247,7 +247,7 @@ def figure(
     ax.legend(fontsize=8)
     fig.suptitle("RLCard Leduc Hold'em: the Stanford experiment with exact evaluation", fontsize=11)
     fig.tight_layout()
-    save_png(fig, out)
+    save_figure(fig, out)
 
 
 def summary(

@@ -27,7 +27,7 @@ from tests.support import tree
 
 
 def d(s: float, alpha: float) -> float:
-    return s**alpha / (s**alpha + 1.0)
+    return float(s**alpha / (s**alpha + 1.0))
 
 
 @dataclass
@@ -59,7 +59,9 @@ class Reference:
         if state.is_terminal():
             return float(state.returns()[player])
         if state.is_chance_node():
-            return sum(p * self.walk(state.child(a), player, mine, theirs * p) for a, p in state.chance_outcomes())
+            return float(
+                sum(p * self.walk(state.child(a), player, mine, theirs * p) for a, p in state.chance_outcomes())
+            )
         node = self.infoset(state)
         if state.current_player() != player:
             return sum(

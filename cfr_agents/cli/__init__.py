@@ -26,6 +26,7 @@ from cfr_agents.cli import (
     train_opponent,
 )
 from cfr_agents.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, Parser, one_line
+from cfr_agents.cli.paths import check_no_overwrite
 
 DESCRIPTION = "Train CFR-family policies, score any agent exactly, play matches and tournaments, sweep parameters."
 COMMANDS: tuple[ModuleType, ...] = (
@@ -63,6 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     run: Callable[[argparse.Namespace], int] = args.run
     try:
+        check_no_overwrite(parser, args)
         return run(args)
     except InputError as error:
         print(f"cfr-agents: error: {one_line(str(error))}", file=sys.stderr)

@@ -7,14 +7,15 @@ import json
 from typing import Any
 
 from cfr_agents.cli.common import mbb
+from cfr_agents.cli.paths import add_input, add_output
 from cfr_agents.files import check_writable
 
 
 def register(commands: Any) -> None:
     command = commands.add_parser("best-response", help="write the exact best response to an agent as a policy")
-    command.add_argument("agent", help="a named opponent (cfr-agents opponents --game G) or a policy/model file")
+    add_input(command, "agent", help="a named opponent (cfr-agents opponents --game G) or a policy/model file")
     command.add_argument("--game", help="the game (a file names its own)")
-    command.add_argument("--out", required=True, metavar="FILE", help="policy file to write")
+    add_output(command, "--out", required=True, metavar="FILE", help="policy file to write")
     command.add_argument("--json", action="store_true", help="print one JSON object")
     command.set_defaults(run=run)
 

@@ -8,14 +8,15 @@ import sys
 from typing import Any
 
 from cfr_agents.cli.common import non_negative_int
+from cfr_agents.cli.paths import add_input
 
 
 def register(commands: Any) -> None:
     command = commands.add_parser(
         "match", help="play two agents in duplicate pairs in the real environment, beside the exact value"
     )
-    command.add_argument("agent_a", metavar="A", help="a named agent (cfr-agents opponents --game G) or a file")
-    command.add_argument("agent_b", metavar="B", help="the other agent")
+    add_input(command, "agent_a", metavar="A", help="a named agent (cfr-agents opponents --game G) or a file")
+    add_input(command, "agent_b", metavar="B", help="the other agent")
     command.add_argument("--game", help="the game (a file names its own)")
     command.add_argument("--hands", type=int, required=True, help="hands to play: an even number, at least 4")
     command.add_argument("--seed", type=non_negative_int, default=0, help="seed of deals and agents (default 0)")

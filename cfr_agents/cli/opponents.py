@@ -8,11 +8,14 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from cfr_agents.cli.paths import add_input
+
 
 def register(commands: Any) -> None:
     command = commands.add_parser("opponents", help="list a game's named opponents, or score them all (--table)")
     command.add_argument("--game", required=True, help="openspiel:<game string> or rlcard:<env id>")
-    command.add_argument(
+    add_input(
+        command,
         "--table",
         nargs="*",
         metavar="NAME",

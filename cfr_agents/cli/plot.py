@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from cfr_agents.cli.paths import add_input, add_output
+
+IMAGE_HELP = "image to write, in the format its suffix names: .png, .pdf, .svg, .eps or .ps"
 LINE_HELP = (
     "a betting line: action names and the public card joined by ':', e.g. call:raise:call:SK:check:raise "
     "(RLCard Leduc; cards suit then rank, K♠ also accepted) or pass:bet (Kuhn)"
@@ -15,23 +18,24 @@ def register(commands: Any) -> None:
     command = commands.add_parser("plot", help="plot NashConv curves or a policy's strategy along a betting line")
     kinds = command.add_subparsers(dest="kind", required=True, parser_class=type(command))
     curves = kinds.add_parser("curves", help="NashConv against iterations and seconds, log-log, from --curve files")
-    curves.add_argument("files", nargs="+", metavar="FILE.csv", help="curve files written by train --curve")
-    curves.add_argument("--out", required=True, metavar="PNG", help="image to write")
+    add_input(curves, "files", nargs="+", metavar="FILE.csv", help="curve files written by train --curve")
+    add_output(curves, "--out", required=True, metavar="IMAGE", help=IMAGE_HELP)
     curves.set_defaults(run=run_curves)
     strategy = kinds.add_parser("strategy", help="action probabilities per private card along one betting line")
-    strategy.add_argument("policy", metavar="POLICY", help="policy file")
+    add_input(strategy, "policy", metavar="POLICY", help="policy file")
     strategy.add_argument("--line", required=True, help=LINE_HELP)
     strategy.add_argument("--seat", type=int, choices=(0, 1), help="seat to show when both seats reach the line")
-    strategy.add_argument("--out", required=True, metavar="PNG", help="image to write")
+    add_output(strategy, "--out", required=True, metavar="IMAGE", help=IMAGE_HELP)
     strategy.set_defaults(run=run_strategy)
 
 
 def run_curves(args: argparse.Namespace) -> int:
     from cfr_agents.files import check_outputs
-    from eval.plots import plot_curves, pyplot
+    from eval.plots import image_format, plot_curves, pyplot
 
     pyplot()
     check_outputs(args.out)
+    image_format(args.out)
     curves = plot_curves(args.files, args.out)
     print(f"plotted {len(curves)} curve{'s' if len(curves) != 1 else ''} to {args.out}")
     return 0
@@ -40,10 +44,11 @@ def run_curves(args: argparse.Namespace) -> int:
 def run_strategy(args: argparse.Namespace) -> int:
     from cfr_agents.files import check_outputs
     from cfr_agents.policy import load_policy
-    from eval.plots import plot_strategy, pyplot
+    from eval.plots import image_format, plot_strategy, pyplot
 
     pyplot()
     check_outputs(args.out)
+    image_format(args.out)
     policy = load_policy(args.policy)
     shown = plot_strategy(policy, args.line, args.out, args.seat)
     print(f"seat {shown.player} after {shown.line} ({policy.game_id}):")

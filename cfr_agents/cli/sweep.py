@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from adapters.errors import InputError
 from cfr_agents.cli.common import add_executor_options, output_dir, positive_float, positive_int
+from cfr_agents.cli.paths import add_output
 from cfr_agents.files import write_atomic
 from cfr_agents.jobs import executor
 from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES
@@ -44,7 +45,9 @@ def register(commands: Any) -> None:
         metavar="SECONDS",
         help="seconds between a job's checkpoints (default 30)",
     )
-    command.add_argument("--out", required=True, metavar="DIR", help="directory for results and job checkpoints")
+    add_output(
+        command, "--out", holds=OUTPUTS, required=True, metavar="DIR", help="directory for results and job checkpoints"
+    )
     add_executor_options(command)
     command.add_argument("--json", action="store_true", help="print the results as one JSON object")
     command.set_defaults(run=run)

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from cfr_agents.cli.common import add_executor_options, non_negative_int, output_dir
+from cfr_agents.cli.paths import add_input, add_output
 
 OUTPUTS = ("results.json", "results.csv", "results.md", "heatmap.png")
 
@@ -15,10 +16,12 @@ def register(commands: Any) -> None:
     command = commands.add_parser(
         "tournament", help="round robin of duplicate matches with every agent's exact exploitability"
     )
-    command.add_argument("agents", nargs="+", metavar="AGENT", help="named agents or policy/model files")
+    add_input(command, "agents", nargs="+", metavar="AGENT", help="named agents or policy/model files")
     command.add_argument("--game", required=True, help="the game every agent plays")
     command.add_argument("--hands", type=int, required=True, help="hands per match: an even number, at least 4")
-    command.add_argument("--out", required=True, metavar="DIR", help="directory for " + ", ".join(OUTPUTS))
+    add_output(
+        command, "--out", holds=OUTPUTS, required=True, metavar="DIR", help="directory for " + ", ".join(OUTPUTS)
+    )
     add_executor_options(command)
     command.add_argument("--seed", type=non_negative_int, default=0, help="seed of every match (default 0)")
     command.add_argument("--quiet", action="store_true", help="print only the table")

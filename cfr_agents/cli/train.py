@@ -16,12 +16,16 @@ from adapters import load_game
 from adapters.errors import InputError
 from cfr_agents.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from cfr_agents.cli.common import deferred_interrupt, mbb, non_negative_int, positive_float, positive_int, real
+from cfr_agents.cli.paths import add_input, add_output
 from cfr_agents.files import check_outputs, write_atomic
 from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES, SampledSolver, Solver, make_solver
 from cfr_agents.solvers.sampling import CHANCE_DRAWS, DEFAULT_EPSILON, check_sampling
 from cfr_agents.training import StopRule, TrainingRun, train
 from cfr_agents.tree import compile_tree
 from eval.train_report import curve_csv, nash_conv, train_report
+
+CHECKPOINT_EVERY = 60.0
+"""Seconds between checkpoints unless ``--checkpoint-every`` says otherwise."""
 
 
 def register(commands: Any) -> None:
@@ -44,17 +48,18 @@ def register(commands: Any) -> None:
     command.add_argument("--alpha", type=real, help="DCFR alpha (default 1.5)")
     command.add_argument("--beta", type=real, help="DCFR beta (default 0)")
     command.add_argument("--gamma", type=real, help="DCFR gamma (default 2)")
-    command.add_argument("--out", required=True, metavar="FILE", help="policy file to write")
-    command.add_argument("--curve", metavar="FILE.csv", help="write (iteration, seconds, nash_conv)")
-    command.add_argument("--checkpoint", metavar="FILE", help="write the solver's whole state here (.npz)")
+    add_output(command, "--out", required=True, metavar="FILE", help="policy file to write")
+    add_output(command, "--curve", metavar="FILE.csv", help="write (iteration, seconds, nash_conv)")
+    add_output(
+        command, "--checkpoint", updates="resume", metavar="FILE", help="write the solver's whole state here (.npz)"
+    )
     command.add_argument(
         "--checkpoint-every",
         type=positive_float,
-        default=60.0,
         metavar="SECONDS",
-        help="seconds between checkpoints (default 60); also written at the end and on Ctrl-C",
+        help=f"seconds between checkpoints (default {CHECKPOINT_EVERY:g}); also written at the end and on Ctrl-C",
     )
-    command.add_argument("--resume", metavar="FILE", help="continue from a checkpoint; --iterations is the total")
+    add_input(command, "--resume", metavar="FILE", help="continue from a checkpoint; --iterations is the total")
     command.add_argument("--json", action="store_true", help="print one JSON object")
     command.add_argument("--quiet", action="store_true", help="no progress bar")
     command.set_defaults(run=run)
@@ -64,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
     if args.iterations is None and args.target_nash_conv is None and args.time_limit is None:
         raise InputError("give --iterations, --target-nash-conv or --time-limit")
     checkpoint_path = args.checkpoint or args.resume
+    if args.checkpoint_every is not None and checkpoint_path is None:
+        raise InputError("--checkpoint-every needs --checkpoint FILE (or --resume, which checkpoints into its file)")
     check_outputs(args.out, args.curve, checkpoint_path)
     if args.resume:
         saved = load_checkpoint(args.resume)
@@ -76,13 +83,11 @@ def run(args: argparse.Namespace) -> int:
     compile_seconds = solver.compile() if isinstance(solver, SampledSolver) else 0.0
     if not args.json and not args.quiet:
         print(tree.summary(), file=sys.stderr)
-    resumed_from = solver.iteration if args.resume else None
     stop = StopRule(args.iterations, args.target_nash_conv, args.time_limit)
     save = (lambda: save_checkpoint(checkpoint_path, solver, seed)) if checkpoint_path else None
     show = not args.quiet and not args.json
-    training = _run_with_progress(
-        solver, stop, show=show, curve=bool(args.curve), save=save, every=args.checkpoint_every
-    )
+    every = CHECKPOINT_EVERY if args.checkpoint_every is None else args.checkpoint_every
+    training = _run_with_progress(solver, stop, show=show, curve=bool(args.curve), save=save, every=every)
     policy = replace(solver.average_policy(), parameters={**solver.parameters(), "seed": seed})
     policy.save(args.out)
     if save is not None:
@@ -93,18 +98,21 @@ def run(args: argparse.Namespace) -> int:
         solver,
         training,
         seed=seed,
-        resumed_from=resumed_from,
+        resumed_from=training.started_at if args.resume else None,
         compile_seconds=compile_seconds,
         out=args.out,
         checkpoint=checkpoint_path,
     )
     if args.json:
-        print(json.dumps(asdict(report)))
+        print(json.dumps(asdict(report), allow_nan=False))
     else:
         scheme = "" if report.sampling == "none" else f" ({report.sampling} sampling)"
+        resumed = f" (from {training.started_at:,} to {training.iterations:,})" if args.resume else ""
+        rate = training.iterations_per_second
+        speed = "too fast to time" if rate is None else f"{rate:,.0f} it/s"
         print(
-            f"{report.algo}{scheme}: {training.iterations:,} iterations in {training.solve_seconds:.3f} s "
-            f"({training.iterations_per_second:,.0f} it/s, stopped by {training.stopped_by}); "
+            f"{report.algo}{scheme}: {training.iterations_run:,} iterations{resumed} in "
+            f"{training.solve_seconds:.3f} s ({speed}, stopped by {training.stopped_by}); "
             f"NashConv {training.nash_conv:.6g} {tree.units}{mbb(training.nash_conv, tree.units)}, "
             f"exploitability {training.nash_conv / 2:.6g} {tree.units}; saved {args.out}"
         )
@@ -138,6 +146,11 @@ def _new_solver(args: argparse.Namespace) -> tuple[Solver, int]:
 
 def _check_resume(args: argparse.Namespace, saved: Checkpoint) -> None:
     """Refuse options that contradict the checkpoint being resumed."""
+    if args.iterations is not None and args.iterations <= saved.iteration:
+        raise InputError(
+            f"the checkpoint is already at iteration {saved.iteration}; "
+            f"--iterations is the total, give more than {saved.iteration}"
+        )
     if args.game is not None and load_game(args.game).game_id != saved.game_id:
         raise InputError(f"the checkpoint is for game {saved.game_id!r}, not {args.game!r}")
     saved.check(
@@ -164,7 +177,14 @@ def _run_with_progress(
 
     last_save = time.monotonic()
     with (
-        tqdm(total=stop.iterations, disable=None if show else True, unit="it", file=sys.stderr, leave=False) as bar,
+        tqdm(
+            initial=solver.iteration,
+            total=stop.iterations,
+            disable=None if show else True,
+            unit="it",
+            file=sys.stderr,
+            leave=False,
+        ) as bar,
         deferred_interrupt() as interrupt,
     ):
 

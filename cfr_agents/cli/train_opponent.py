@@ -9,6 +9,7 @@ from typing import Any
 
 from adapters.errors import InputError
 from cfr_agents.cli.common import mbb, positive_float, positive_int
+from cfr_agents.cli.paths import add_output
 from cfr_agents.files import check_writable
 
 
@@ -40,7 +41,7 @@ def register(commands: Any) -> None:
         metavar="E",
         help="stop at the first check with exploitability <= E (needs --check-every)",
     )
-    command.add_argument("--out", required=True, metavar="FILE.json", help="model file (NFSP: also FILE.safetensors)")
+    add_output(command, "--out", required=True, metavar="FILE.json", help="model file (NFSP: also FILE.safetensors)")
     command.add_argument("--json", action="store_true", help="print one JSON object")
     command.add_argument("--quiet", action="store_true", help="no progress bar")
     command.set_defaults(run=run)
