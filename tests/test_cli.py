@@ -94,7 +94,11 @@ def test_time_limit(tmp_path: Path) -> None:
         (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr"], "give --iterations"),
         (
             ["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "2", "--alpha", "1"],
-            "only apply to --algo dcfr",
+            "do not apply to --algo cfr",
+        ),
+        (
+            ["train", "--game", "openspiel:kuhn_poker", "--algo", "pdcfr+", "--iterations", "2", "--beta", "0"],
+            "do not apply to --algo pdcfr+",
         ),
         (
             ["train", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", "--iterations", "2", "--alpha", "nan"],

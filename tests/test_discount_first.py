@@ -13,8 +13,10 @@ recursion's.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pyspiel
@@ -23,7 +25,7 @@ import pytest
 from cfr_agents import make_solver
 from cfr_agents.solvers import ALGORITHMS
 from cfr_agents.tree import CompiledTree
-from tests.support import tree
+from tests.support import run_cli, tree
 
 
 def d(s: float, alpha: float) -> float:
@@ -172,3 +174,11 @@ def test_they_converge_and_refuse_sampling(algorithm: str) -> None:
     assert values[1] < values[0] / 10 and values[1] < 1e-3
     with pytest.raises(InputError, match=r"full tree only|does not combine with sampling"):
         make_solver(compiled, algorithm, sampling="external", rng=np.random.default_rng(0))
+
+
+def test_the_command_line_sets_their_alpha_and_gamma(tmp_path: Path) -> None:
+    out = tmp_path / "p.json"
+    argv = ["train", "--game", "openspiel:kuhn_poker", "--algo", "pdcfr+", "--iterations", "20", "--quiet"]
+    assert run_cli([*argv, "--alpha", "2", "--gamma", "3", "--out", str(out)]).status == 0
+    parameters = json.loads(out.read_text())["parameters"]
+    assert (parameters["alpha"], parameters["gamma"], parameters["discount_first"]) == (2.0, 3.0, True)

@@ -28,6 +28,15 @@ CHECKPOINT_EVERY = 60.0
 """Seconds between checkpoints unless ``--checkpoint-every`` says otherwise."""
 
 
+TUNABLE: dict[str, tuple[str, ...]] = {
+    "dcfr": ("alpha", "beta", "gamma"),
+    "dcfr+": ("alpha", "gamma"),
+    "pdcfr+": ("alpha", "gamma"),
+}
+"""The rule parameters ``--alpha``, ``--beta`` and ``--gamma`` may set, per algorithm (DCFR+ and PDCFR+ clip
+negative regrets: their beta is fixed)."""
+
+
 def register(commands: Any) -> None:
     command = commands.add_parser("train", help="train a policy and save it as JSON")
     command.add_argument("--game", help="openspiel:<game string> or rlcard:<env id>")
@@ -45,7 +54,7 @@ def register(commands: Any) -> None:
     command.add_argument("--target-nash-conv", type=positive_float, metavar="X", help="stop at NashConv <= X")
     command.add_argument("--time-limit", type=positive_float, metavar="S", help="stop after S seconds")
     command.add_argument("--seed", type=non_negative_int, help="seed of the sampled solvers, recorded (default 0)")
-    command.add_argument("--alpha", type=real, help="DCFR alpha (default 1.5)")
+    command.add_argument("--alpha", type=real, help="DCFR/DCFR+/PDCFR+ alpha (default 1.5, 1.5, 2.3)")
     command.add_argument("--beta", type=real, help="DCFR beta (default 0)")
     command.add_argument("--gamma", type=real, help="DCFR gamma (default 2)")
     add_output(command, "--out", required=True, metavar="FILE", help="policy file to write")
@@ -123,8 +132,10 @@ def _new_solver(args: argparse.Namespace) -> tuple[Solver, int]:
     if args.game is None or args.algo is None:
         raise InputError("give --game and --algo (or --resume a checkpoint)")
     overrides = {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}
-    if overrides and args.algo != "dcfr":
-        raise InputError(f"--{'/--'.join(overrides)} only apply to --algo dcfr")
+    tunable = TUNABLE.get(args.algo, ())
+    if any(name not in tunable for name in overrides):
+        allowed = "; ".join(f"{algo}: --{'/--'.join(names)}" for algo, names in TUNABLE.items())
+        raise InputError(f"--{'/--'.join(overrides)} do not apply to --algo {args.algo} ({allowed})")
     rule = replace(ALGORITHMS[args.algo], **overrides)
     sampling = args.sampling or "none"
     if sampling != "none":
