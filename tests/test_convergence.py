@@ -25,7 +25,10 @@ NASH_CONV_BOUND = {
     # CFR and Linear CFR converge at the O(1/sqrt(T)) rate; the others are far faster on poker.
     "openspiel:kuhn_poker": dict.fromkeys(ALGORITHMS, 2e-3),
     "rlcard:kuhn-poker": dict.fromkeys(ALGORITHMS, 2e-3),
-    "openspiel:leduc_poker": {"cfr": 0.03, "lcfr": 0.03, "cfr+": 1e-3, "dcfr": 1e-3, "pcfr+": 1e-3},
+    "openspiel:leduc_poker": {
+        **dict.fromkeys(("cfr", "lcfr"), 0.03),
+        **dict.fromkeys(("cfr+", "dcfr", "pcfr+", "dcfr+", "pdcfr+"), 1e-3),
+    },
 }
 
 
