@@ -20,14 +20,18 @@ from their last checkpoint when retried.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.resource_tracker as resource_tracker
 import os
+import signal
 import socket
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, redirect_stdout
+from types import FrameType
 from typing import Any, Protocol, TypeVar
 
 from adapters.errors import InputError, require_extra
@@ -84,7 +88,8 @@ class LocalPool:
         pending = list(range(len(items)))
         while pending:  # a pool whose worker died is broken: what it had not finished goes to a fresh one
             with _pool(min(self.workers, len(pending)), function.__module__) as pool:
-                futures: dict[Future[R], int] = {pool.submit(function, items[index]): index for index in pending}
+                with _ctrl_c_held():  # the fork server and the workers start deaf to Ctrl-C; this process answers it
+                    futures: dict[Future[R], int] = {pool.submit(function, items[index]): index for index in pending}
                 pending = []
                 for future in as_completed(futures):
                     index = futures[future]
@@ -119,8 +124,45 @@ def _pool(workers: int, module: str) -> Iterator[ProcessPoolExecutor]:
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
     try:
         yield pool
+    except BaseException:  # Ctrl-C or a refused job: the other results are not wanted, so do not wait for them
+        for process in list((pool._processes or {}).values()):  # Python 3.14 has pool.terminate_workers()
+            process.terminate()
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+    """Ctrl-C waits for the end of the block, where the workers started in it are known and can be stopped.
+
+    SIGINT is blocked in this thread, so the processes started here (the fork server, and the workers
+    forked from it) keep it blocked and leave Ctrl-C to this process, which stops them, instead of each
+    printing its own traceback; a Ctrl-C that reaches this process meanwhile is raised as the block
+    ends. A second one is raised at once.
+    """
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield  # pragma: no cover - a pool started off the main thread, or not on POSIX
+        return
+    resource_tracker.ensure_running()  # starting, it unblocks SIGINT: so it starts first
+    interrupted = False
+
+    def later(signum: int, frame: FrameType | None) -> None:
+        nonlocal interrupted
+        if interrupted:
+            raise KeyboardInterrupt
+        interrupted = True
+
+    handler = signal.signal(signal.SIGINT, later)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
+    if interrupted:
+        raise KeyboardInterrupt
 
 
 class RayExecutor:

@@ -171,23 +171,31 @@ def load_policy(path: str | Path) -> Policy:
     from a row has probability 0: the loaded policy lists it with 0.
     """
     source = Path(path)
+    return _from_json(read_json(source, "policy file", PolicyFileError), str(source))
+
+
+def read_json(path: str | Path, what: str, error: type[InputError] = InputError) -> Any:
+    """The JSON value in the file ``path``; refused in one line, an ``error`` that calls the file ``what``
+    (``"policy file"``), when the file is missing, a directory or unreadable, or its name is longer than
+    the file system allows; when it is not UTF-8 or not JSON; or when it is JSON that Python will not
+    hold: a key given twice, a number of more than 4,300 digits, nesting deeper than the recursion limit."""
+    source = str(path)
     try:
-        text = source.read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise PolicyFileError(f"policy file {str(source)!r} does not exist") from None
+        raise error(f"{what} {source!r} does not exist") from None
     except IsADirectoryError:
-        raise PolicyFileError(f"policy file {str(source)!r} is a directory") from None
-    except (OSError, ValueError) as error:  # ValueError: undecodable bytes, a NUL in the path
-        raise PolicyFileError(f"cannot read policy file {str(source)!r}: {error}") from None
+        raise error(f"{what} {source!r} is a directory") from None
+    except (OSError, ValueError) as problem:  # ValueError: undecodable bytes, a NUL in the path
+        raise error(f"cannot read {what} {source!r}: {getattr(problem, 'strerror', None) or problem}") from None
     try:
-        data = json.loads(text, object_pairs_hook=_unique_keys)
-    except json.JSONDecodeError as error:
-        raise PolicyFileError(
-            f"policy file {str(source)!r} is not valid JSON (line {error.lineno}: {error.msg})"
-        ) from None
-    except (ValueError, RecursionError) as error:  # a duplicate key, a 5,000-digit number, deep nesting
-        raise PolicyFileError(f"policy file {str(source)!r} is not valid JSON ({error})") from None
-    return _from_json(data, str(source))
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as problem:
+        raise error(f"{what} {source!r} is not valid JSON (line {problem.lineno}: {problem.msg})") from None
+    except RecursionError:
+        raise error(f"{what} {source!r} is not valid JSON (nested too deeply)") from None
+    except ValueError as problem:  # a duplicate key, a 5,000-digit number
+        raise error(f"{what} {source!r} is not valid JSON ({problem})") from None
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -80,14 +80,14 @@ def play_rlcard_match(
     deals = np.random.RandomState(0)
     env.game.np_random = deals
     seatings = ((agent_a, agent_b), (agent_b, agent_a))
-    samples = np.empty(pairs)
-    for pair in tqdm(range(pairs), disable=not show_progress, unit="pair", leave=False, mininterval=0.5):
+    samples = PairSamples(pairs)
+    for _ in tqdm(range(pairs), disable=not show_progress, unit="pair", leave=False, mininterval=0.5):
         deal_seed = int(deal_rng.integers(2**31))
         total = 0.0
         for seat in (0, 1):
             deals.seed(deal_seed)
             total += _play_hand(env, seatings[seat])[seat]
-        samples[pair] = total / 2
+        samples.add(total / 2)
     return _result(game_id, game.units, samples)
 
 
@@ -131,8 +131,8 @@ def play_openspiel_match(
     if not isinstance(game, OpenSpielGame):
         raise InputError(f"{game_id!r} is not an openspiel: game; play it with play_rlcard_match")
     _check_pairs(pairs)
-    samples = np.empty(pairs)
-    for pair in tqdm(range(pairs), disable=not show_progress, unit="pair", leave=False, mininterval=0.5):
+    samples = PairSamples(pairs)
+    for _ in tqdm(range(pairs), disable=not show_progress, unit="pair", leave=False, mininterval=0.5):
         deal_seed = int(deal_rng.integers(2**31))
         total = 0.0
         for seat in (0, 1):
@@ -148,7 +148,7 @@ def play_openspiel_match(
                     player = state.current_player()
                     state.apply_action(_draw(policies[player].action_probabilities(state), rngs[player]))
             total += float(state.returns()[seat])
-        samples[pair] = total / 2
+        samples.add(total / 2)
     return _result(game_id, game.units, samples)
 
 
@@ -163,10 +163,53 @@ def _draw(probabilities: dict[int, float], rng: np.random.Generator) -> int:
     return int(actions[rng.choice(len(actions), p=weights / weights.sum())])
 
 
-def _result(game_id: str, units: str, samples: NDArray[np.float64]) -> MatchResult:
-    pairs = samples.shape[0]
-    mean = float(samples.mean())
-    standard_error = float(samples.std(ddof=1) / math.sqrt(pairs))
+CHUNK = 2**20
+"""Pair payoffs held at once (8 MB): a longer match folds them into running moments a chunk at a time."""
+
+
+class PairSamples:
+    """The pairs' mean payoffs, summed up a chunk of :data:`CHUNK` at a time, so memory does not grow
+    with the length of the match. Up to one chunk, the mean and standard deviation are NumPy's over
+    all samples; past it, chunks are merged exactly (Chan, Golub and LeVeque's pairwise update)."""
+
+    def __init__(self, pairs: int) -> None:
+        self._chunk: NDArray[np.float64] = np.empty(min(pairs, CHUNK))
+        self._filled = 0
+        self._count = 0
+        self._mean = 0.0
+        self._squares = 0.0
+        """The sum of squared deviations from :attr:`_mean` of the folded samples."""
+
+    def add(self, sample: float) -> None:
+        if self._filled == len(self._chunk):
+            self._fold()
+        self._chunk[self._filled] = sample
+        self._filled += 1
+
+    def _fold(self) -> None:
+        chunk = self._chunk[: self._filled]
+        count = len(chunk)
+        mean = float(chunk.mean())
+        total = self._count + count
+        delta = mean - self._mean
+        self._squares += float(np.square(chunk - mean).sum()) + delta * delta * self._count * count / total
+        self._mean += delta * count / total
+        self._count = total
+        self._filled = 0
+
+    def moments(self) -> tuple[int, float, float]:
+        """The number of samples, their mean and their standard deviation (``ddof=1``)."""
+        if self._count == 0:
+            chunk = self._chunk[: self._filled]
+            return len(chunk), float(chunk.mean()), float(chunk.std(ddof=1))
+        if self._filled:
+            self._fold()
+        return self._count, self._mean, math.sqrt(self._squares / (self._count - 1))
+
+
+def _result(game_id: str, units: str, samples: PairSamples) -> MatchResult:
+    pairs, mean, deviation = samples.moments()
+    standard_error = deviation / math.sqrt(pairs)
     return MatchResult(
         game_id=game_id,
         units=units,

@@ -106,8 +106,9 @@ class MatchReport:
 
     @property
     def exact_within_ci95(self) -> bool | None:
-        """Whether the exact value lies inside the sampled 95% interval (``None`` without it)."""
-        if self.exact is None:
+        """Whether the exact value lies inside the sampled 95% interval; ``None`` without the exact value,
+        or when the interval is a point (a standard error of 0: every pair paid the same)."""
+        if self.exact is None or self.standard_error == 0:
             return None
         return self.ci95[0] <= self.exact <= self.ci95[1]
 
@@ -282,13 +283,18 @@ def describe(report: MatchReport) -> str:
     if report.exact is None:
         lines.append(f"  exact: not available ({report.exact_note})")
     else:
-        verdict = "inside" if report.exact_within_ci95 else "outside"
+        within = report.exact_within_ci95
         distance = report.exact_error_in_standard_errors
+        if within is None:  # every pair paid the same
+            verdict = f"standard error 0 from {report.hands:,} hands: no interval to check against"
+        else:
+            verdict = ("inside" if within else "outside") + " the sampled 95% CI"
+            if distance is not None and math.isfinite(distance):
+                verdict += f" ({distance:.2f} standard errors away)"
         lines.append(
             f"  exact   {report.exact:+.4f} {report.units}/hand"
             + (f" ({report.exact * 1000:+.1f} mbb/hand)" if report.units == "BB" else "")
-            + f": {verdict} the sampled 95% CI"
-            + (f" ({distance:.2f} standard errors away)" if distance is not None and math.isfinite(distance) else "")
+            + f": {verdict}"
         )
     return "\n".join(lines)
 

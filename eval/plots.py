@@ -133,6 +133,8 @@ def read_curve(path: str | Path) -> Curve:
         parsed = [tuple(float(row[column]) for column in columns) for row in rows]
     except (TypeError, ValueError):
         raise InputError(f"{shown!r} has a value that is not a number") from None
+    if not all(math.isfinite(value) for row in parsed for value in row):
+        raise InputError(f"{shown!r} has a value that is not a finite number")
     iterations, seconds, nash_conv = (tuple(values) for values in zip(*parsed, strict=True))
     return Curve(Path(path).stem, iterations, seconds, nash_conv)
 
@@ -140,17 +142,24 @@ def read_curve(path: str | Path) -> Curve:
 def plot_curves(paths: Sequence[str | Path], out: str | Path) -> list[Curve]:
     """NashConv against iterations and against seconds, log-log, one line per file."""
     curves = [read_curve(path) for path in paths]
-    plt = pyplot()
-    figure, (by_iterations, by_seconds) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for curve in curves:
+    lines = []
+    for path, curve in zip(paths, curves, strict=True):  # log axes show positive values only
         kept = [
             (i, s, v)
             for i, s, v in zip(curve.iterations, curve.seconds, curve.nash_conv, strict=True)
             if i > 0 and v > 0
         ]
-        by_iterations.plot([k[0] for k in kept], [k[2] for k in kept], label=curve.label)
         timed = [k for k in kept if k[1] > 0]
-        by_seconds.plot([k[1] for k in timed], [k[2] for k in timed], label=curve.label)
+        if not kept:
+            raise InputError(f"curve {str(path)!r} has no point with positive iteration and NashConv for log axes")
+        if not timed:
+            raise InputError(f"curve {str(path)!r} has no positive seconds to plot on a log axis")
+        lines.append((curve.label, kept, timed))
+    plt = pyplot()
+    figure, (by_iterations, by_seconds) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for label, kept, timed in lines:
+        by_iterations.plot([k[0] for k in kept], [k[2] for k in kept], label=label)
+        by_seconds.plot([k[1] for k in timed], [k[2] for k in timed], label=label)
     for axes, label in ((by_iterations, "iterations"), (by_seconds, "seconds")):
         axes.set_xscale("log")
         axes.set_yscale("log")

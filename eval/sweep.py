@@ -7,6 +7,12 @@ make "iterations to the target" independent of timing, so the results (all but t
 same for any number of workers, on Ray or not, and after a retry. Every ``checkpoint_every`` seconds
 the job writes ``progress.json`` (its curve so far) and then ``checkpoint.npz`` (the solver's state);
 a retried or rerun job resumes from them, and a finished job's ``result.json`` is reused as it is.
+
+Each job directory also holds ``spec.json``, the complete settings of the work stored there. A rerun in
+the same directory reuses a result only for the same settings. With other stopping rules it extends the
+stored run when that run is the start of the new one (a result that ran 200 iterations extends to 500), and
+refuses, naming the setting, when it is not (fewer iterations than already run, a target the run passed
+on its way) or when the job itself differs (game, algorithm, sampling, rule or sampling options).
 """
 
 from __future__ import annotations
@@ -28,14 +34,17 @@ from adapters import load_game
 from adapters.errors import InputError
 from cfr_agents.checkpoint import load_checkpoint, save_checkpoint
 from cfr_agents.files import write_atomic
-from cfr_agents.solvers import ALGORITHMS, Solver, make_solver
+from cfr_agents.solvers import ALGORITHMS, TUNABLE, Solver, make_solver
 from cfr_agents.solvers.sampling import check_sampling
 from cfr_agents.training import log_spaced
 from cfr_agents.tree import compile_tree
 from eval.exploitability import exploitability_of_strategy
 
-RULE_KEYS = ("alpha", "beta", "gamma")
+RULE_KEYS = tuple(sorted({key for keys in TUNABLE.values() for key in keys}))
+"""The grid keys that set the update rule, for the algorithms of :data:`~cfr_agents.solvers.TUNABLE`."""
 SAMPLING_KEYS = ("epsilon", "averaging", "chance_draws")
+MAX_JOBS = 100_000
+"""The most jobs (configurations times seeds) a sweep takes: each is a directory and at least a solver run."""
 BATCH_SECONDS = 0.5
 """With a time limit, iterations run in batches of about this long between marks."""
 
@@ -63,15 +72,23 @@ def parse_grid(text: str, algorithm: str, sampling: str) -> list[Configuration]:
             raise InputError(f"--grid part {part!r} is not KEY=V1,V2,...")
         if key in axes:
             raise InputError(f"--grid names {key!r} twice")
-        if key in RULE_KEYS and algorithm != "dcfr":
-            raise InputError(f"--grid key {key!r} applies to --algo dcfr only")
+        if key in RULE_KEYS and key not in TUNABLE.get(algorithm, ()):
+            tunable = "; ".join(f"{algo}: {', '.join(keys)}" for algo, keys in TUNABLE.items())
+            raise InputError(f"--grid key {key!r} does not apply to --algo {algorithm} ({tunable})")
         if key in SAMPLING_KEYS and sampling == "none":
             raise InputError(f"--grid key {key!r} applies to sampled solvers only (give --sampling)")
         if key not in RULE_KEYS + SAMPLING_KEYS:
             raise InputError(f"unknown --grid key {key!r}; choose from {', '.join(RULE_KEYS + SAMPLING_KEYS)}")
-        axes[key] = [_value(key, value.strip()) for value in values.split(",")]
+        parsed = [_value(key, value.strip()) for value in values.split(",")]
+        repeated = next((value for index, value in enumerate(parsed) if value in parsed[:index]), None)
+        if repeated is not None:
+            raise InputError(f"--grid gives {key}={repeated} twice")
+        axes[key] = parsed
     if not axes:
         raise InputError("--grid is empty; give KEY=V1,V2[;KEY=...]")
+    size = math.prod(len(values) for values in axes.values())
+    if size > MAX_JOBS:
+        raise InputError(f"--grid has {size:,} combinations; a sweep takes at most {MAX_JOBS:,} jobs")
     combinations = itertools.product(*axes.values())
     configurations = [Configuration(tuple(zip(axes, combo, strict=True))) for combo in combinations]
     for configuration in configurations:
@@ -107,7 +124,7 @@ def _settings(algorithm: str, sampling: str, configuration: Configuration) -> di
             None if chance_draws is None else str(chance_draws),
         )
     return {
-        "rule": {k: getattr(rule, k) for k in RULE_KEYS},
+        "rule": {k: getattr(rule, k) for k in TUNABLE.get(algorithm, ())},
         "averaging": averaging,
         "epsilon": epsilon,
         "chance_draws": chance_draws,
@@ -117,15 +134,34 @@ def _settings(algorithm: str, sampling: str, configuration: Configuration) -> di
 def parse_seeds(text: str) -> list[int]:
     """``"0-4"`` or ``"0,3,7"`` (or both, ``"0-2,9"``): distinct non-negative seeds in order."""
     seeds: list[int] = []
+    parts: list[range] = []
     try:
         for part in text.split(","):
             first, dash, last = part.strip().partition("-")
-            seeds.extend(range(int(first), int(last) + 1) if dash else [int(first)])
+            parts.append(range(int(first), int(last) + 1) if dash else range(int(first), int(first) + 1))
     except ValueError:
-        raise InputError(f"--seeds {text!r} is not a list like 0-4 or 0,3,7") from None
+        raise InputError(f"--seeds {_shown(text)} is not a list like 0-4 or 0,3,7") from None
+    count = sum(max(0, part.stop - part.start) for part in parts)  # counted before any list is built
+    if count > MAX_JOBS:
+        raise InputError(f"--seeds names {count:,} seeds; a sweep takes at most {MAX_JOBS:,} jobs")
+    for seed_range in parts:
+        seeds.extend(seed_range)
     if not seeds or min(seeds) < 0 or len(set(seeds)) != len(seeds):
-        raise InputError(f"--seeds {text!r} must name distinct non-negative seeds")
+        raise InputError(f"--seeds {_shown(text)} must name distinct non-negative seeds")
     return seeds
+
+
+def check_size(configurations: Sequence[Configuration], seeds: Sequence[int]) -> None:
+    """Refuse more than :data:`MAX_JOBS` jobs in all."""
+    if len(configurations) * len(seeds) > MAX_JOBS:
+        raise InputError(
+            f"{len(configurations):,} configurations times {len(seeds):,} seeds is "
+            f"{len(configurations) * len(seeds):,} jobs; a sweep takes at most {MAX_JOBS:,}"
+        )
+
+
+def _shown(text: str) -> str:
+    return repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text):,} characters)"
 
 
 @dataclass(frozen=True)
@@ -167,9 +203,89 @@ def jobs(
     ]
 
 
+JOB_SETTINGS = {
+    "game_id": "game",
+    "algorithm": "algo",
+    "sampling": "sampling",
+    "settings": "grid values",
+    "seed": "seed",
+}
+"""What makes a job the job it is (a spec field, and the name a refusal gives it)."""
+STOP_SETTINGS = {"iterations": "--iterations", "target_nash_conv": "--target-nash-conv", "time_limit": "--time-limit"}
+"""When a job stops: stored work made under other values is extended when it can be."""
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What a job directory holds: the curve up to its checkpoint and, if the job finished for the
+    stored stopping rules, its result."""
+
+    curve: list[list[float]]
+    """``[iteration, solve seconds, NashConv]`` up to the checkpoint's iteration."""
+    result: dict[str, Any] | None
+
+
+def stored_work(spec: Mapping[str, Any]) -> Stored | None:
+    """The work stored in ``spec``'s directory that the job can use: ``None`` for none, the stored result
+    when it was made with the same settings, else the curve of a run that the new one extends. Refuses,
+    in one line naming the setting, work made for another job or that the new stopping rules cannot
+    extend: a run past ``--iterations`` or ``--time-limit``, or one that met ``--target-nash-conv`` at an
+    earlier mark and ran on.
+    """
+    folder = Path(spec["directory"])
+    files = {name: folder / name for name in ("spec.json", "progress.json", "checkpoint.npz", "result.json")}
+    present = {name for name, path in files.items() if path.exists()}
+    if not present - {"spec.json"}:
+        return None
+    where = f"job {spec['key']} in {str(folder.parent.parent)!r}"
+    if "spec.json" not in present or not {"progress.json", "checkpoint.npz"} <= present:
+        raise InputError(f"{where} holds files of an unknown run (no spec.json or no checkpoint); give a new --out")
+    old = _read(files["spec.json"], where)
+    for field, name in JOB_SETTINGS.items():
+        if old.get(field) != spec[field]:
+            raise InputError(
+                f"{where} was run with {name} {_setting(old.get(field))}, not {_setting(spec[field])}; give a new --out"
+            )
+    curve = _read(files["progress.json"], where)["curve"]
+    if "result.json" in present and all(old.get(field) == spec[field] for field in STOP_SETTINGS):
+        return Stored(curve, _read(files["result.json"], where))
+    iteration, seconds = int(curve[-1][0]), curve[-1][1]
+    if spec["iterations"] is not None and iteration > spec["iterations"]:
+        raise InputError(
+            f"{where} already ran {iteration:,} iterations, more than --iterations {spec['iterations']:,}; "
+            "give a new --out"
+        )
+    if spec["time_limit"] is not None and seconds > spec["time_limit"]:
+        raise InputError(
+            f"{where} already ran {seconds:.3g} s, more than --time-limit {spec['time_limit']:g}; give a new --out"
+        )
+    target = spec["target_nash_conv"]
+    passed = next(
+        (point for point in curve[:-1] if target is not None and _is_mark(int(point[0])) and point[2] <= target), None
+    )
+    if passed is not None:
+        raise InputError(
+            f"{where} met --target-nash-conv {target:g} at iteration {int(passed[0]):,} and ran on to "
+            f"{iteration:,}; give a new --out"
+        )
+    return Stored(curve, None)
+
+
+def _read(path: Path, where: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise InputError(f"{where}: cannot read {path.name}: {error}") from None
+
+
+def _setting(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else json.dumps(value)
+
+
 def train_job(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """Train one configuration and seed (a spec of :func:`jobs`), resuming from the job directory's
-    checkpoint if there is one."""
+    """Train one configuration and seed (a spec of :func:`jobs`), from the work its directory holds
+    (:func:`stored_work`): a finished result for the same settings is returned as it is, a checkpoint is
+    resumed and run on to the new stopping rules."""
     directory, game_id, algorithm, sampling, settings, seed = (
         spec[name] for name in ("directory", "game_id", "algorithm", "sampling", "settings", "seed")
     )
@@ -177,18 +293,22 @@ def train_job(spec: Mapping[str, Any]) -> dict[str, Any]:
     checkpoint_every = spec["checkpoint_every"]
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
+    stored = stored_work(spec)
+    if stored is not None and stored.result is not None:
+        return stored.result
     done = folder / "result.json"
-    if done.exists():
-        finished: dict[str, Any] = json.loads(done.read_text())
-        return finished
+    done.unlink(missing_ok=True)  # made for other stopping rules: first gone, then the new ones recorded
+    write_atomic(
+        folder / "spec.json", json.dumps({field: spec[field] for field in (*JOB_SETTINGS, *STOP_SETTINGS)}) + "\n"
+    )
     write_atomic(folder / "worker.pid", f"{os.getpid()}\n")  # which process runs the job, for operators
     tree = compile_tree(load_game(game_id))
     checkpoint_path, progress_path = folder / "checkpoint.npz", folder / "progress.json"
     curve: list[list[float]] = []  # [iteration, solve seconds, NashConv]
-    if checkpoint_path.exists() and progress_path.exists():
+    if stored is not None:
         solver: Solver = load_checkpoint(checkpoint_path).solver(tree)
-        curve = [point for point in json.loads(progress_path.read_text())["curve"] if point[0] <= solver.iteration]
-        assert curve and curve[-1][0] == solver.iteration, "a checkpoint is always written at a mark"
+        curve = [point for point in stored.curve if point[0] <= solver.iteration]
+        assert curve and curve[-1][0] == solver.iteration, "a checkpoint is written where NashConv is measured"
     else:
         rule = replace(ALGORITHMS[algorithm], **settings["rule"])
         solver = make_solver(
@@ -204,8 +324,10 @@ def train_job(spec: Mapping[str, Any]) -> dict[str, Any]:
     solve = curve[-1][1] if curve else 0.0
     marks = (mark for mark in log_spaced() if mark > solver.iteration)
     mark = next(marks)
+    stopped_by = _stopped(curve, solver.iteration, solve, spec)
+    if curve and not stopped_by and not _is_mark(int(curve[-1][0])):
+        curve.pop()  # a stop of the stored run's rules, not of these: a fresh run measures at marks only
     last_save = time.monotonic()
-    stopped_by = ""
     while not stopped_by:
         goal = mark if iterations is None else min(mark, iterations)
         if time_limit is not None and solver.iteration > 0:
@@ -245,6 +367,25 @@ def train_job(spec: Mapping[str, Any]) -> dict[str, Any]:
     }
     write_atomic(done, json.dumps(result))
     return result
+
+
+def _stopped(curve: Sequence[Sequence[float]], iteration: int, solve: float, spec: Mapping[str, Any]) -> str:
+    """Which of ``spec``'s stopping rules a resumed run already meets at its checkpoint, or ``""``."""
+    if not curve:
+        return ""
+    if spec["iterations"] is not None and iteration >= spec["iterations"]:
+        return "iterations"
+    if spec["time_limit"] is not None and solve >= spec["time_limit"]:
+        return "time_limit"
+    target = spec["target_nash_conv"]
+    if target is not None and curve[-1][2] <= target and _is_mark(iteration):
+        return "target_nash_conv"
+    return ""
+
+
+def _is_mark(iteration: int) -> bool:
+    """Whether a run measures NashConv at ``iteration`` whatever its stopping rules (:func:`log_spaced`)."""
+    return iteration in itertools.takewhile(lambda mark: mark <= iteration, log_spaced())
 
 
 @dataclass(frozen=True)

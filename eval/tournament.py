@@ -23,6 +23,7 @@ from typing import Any
 from adapters.errors import InputError
 from cfr_agents.jobs import Executor, RayExecutor
 from cfr_agents.policy import FORMAT as POLICY_FORMAT
+from cfr_agents.policy import read_json
 from cfr_agents.tree import load_tree
 from eval.opponents import is_file_name
 from eval.opponents.nfsp import one_thread
@@ -140,10 +141,9 @@ def policy_contents(agents: Sequence[str]) -> dict[str, str]:
     contents = {}
     for name in agents:
         if is_file_name(name):
-            text = Path(name).read_text(encoding="utf-8")
-            with contextlib.suppress(json.JSONDecodeError):
-                if json.loads(text).get("format") == POLICY_FORMAT:
-                    contents[name] = text
+            data = read_json(name, "file")
+            if isinstance(data, dict) and data.get("format") == POLICY_FORMAT:
+                contents[name] = Path(name).read_text(encoding="utf-8")
     return contents
 
 

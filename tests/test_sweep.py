@@ -182,3 +182,137 @@ def test_a_killed_ray_worker_is_retried_from_its_checkpoint(local_ray: None, tmp
     watcher.join(timeout=5)
     assert (tmp_path / "faulty" / "killed").exists(), "no worker was killed"
     assert deterministic(faulty) == deterministic(clean)
+
+
+RERUN = ["sweep", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", "--grid", "alpha=1.5,2", "--seeds", "0-1"]
+"""A sweep of full-tree DCFR on Kuhn, rerun below in one directory with other stopping rules."""
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (["--iterations", "200", "--target-nash-conv", "1e-2"], ["--iterations", "500"]),  # stopped by the target
+        (["--iterations", "200"], ["--iterations", "2000"]),  # 200 is not a mark: the rerun measures at marks
+        (["--iterations", "60"], ["--target-nash-conv", "1e-3", "--iterations", "5000"]),
+        (["--target-nash-conv", "1e-2"], ["--target-nash-conv", "1e-3"]),
+    ],
+)
+def test_a_rerun_with_other_stops_extends_the_stored_runs_to_what_a_fresh_run_gives(
+    tmp_path: Path, first: list[str], second: list[str]
+) -> None:
+    sweep([*RERUN, *first, "--json"], tmp_path / "rerun")
+    rerun = sweep([*RERUN, *second, "--json"], tmp_path / "rerun")
+    fresh = sweep([*RERUN, *second, "--json"], tmp_path / "fresh")
+    assert deterministic(rerun) == deterministic(fresh)
+    assert rerun["stop"] == fresh["stop"]
+
+
+def test_a_rerun_with_the_same_settings_reuses_every_result(tmp_path: Path) -> None:
+    first = sweep([*RERUN, "--iterations", "300", "--json"], tmp_path / "out")
+    again = sweep([*RERUN, "--iterations", "300", "--json"], tmp_path / "out")
+    assert again["jobs"] == first["jobs"]  # seconds included: nothing ran again
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "message"),
+    [
+        (["--iterations", "500"], ["--iterations", "200"], "already ran 500 iterations, more than --iterations 200"),
+        (
+            ["--iterations", "3000"],
+            ["--iterations", "3000", "--target-nash-conv", "0.05"],
+            "met --target-nash-conv 0.05 at iteration",
+        ),
+        (["--iterations", "50"], ["--iterations", "50", "--algo", "dcfr+"], "was run with algo 'dcfr', not 'dcfr+'"),
+        (
+            ["--iterations", "50"],
+            ["--iterations", "50", "--game", "openspiel:leduc_poker"],
+            "was run with game",
+        ),
+        (["--iterations", "500"], ["--time-limit", "1e-9"], "more than --time-limit 1e-09"),
+    ],
+)
+def test_a_rerun_that_cannot_extend_the_stored_runs_is_refused_naming_the_setting(
+    tmp_path: Path, first: list[str], second: list[str], message: str
+) -> None:
+    sweep([*RERUN, *first, "--json"], tmp_path / "out")
+    before = {path: path.read_bytes() for path in (tmp_path / "out").rglob("*") if path.is_file()}
+    status, printed, err = run_cli([*RERUN, *second, "--json", "--out", str(tmp_path / "out")])
+    assert (status, printed) == (2, "") and len(err.splitlines()) == 1 and message in err, err
+    assert err.startswith("cfr-agents: error: job alpha=1.5-seed0 in ")
+    after = {path: path.read_bytes() for path in (tmp_path / "out").rglob("*") if path.is_file()}
+    assert after == before  # nothing of the stored work was touched
+
+
+def test_an_interrupted_job_past_the_new_cap_is_refused(tmp_path: Path) -> None:
+    """A job stopped between marks, as a Ctrl-C leaves it: its checkpoint is past a smaller rerun's cap."""
+    sweep([*RERUN, "--iterations", "400", "--json"], tmp_path / "out")
+    (tmp_path / "out" / "jobs" / "alpha=1.5-seed0" / "result.json").unlink()
+    status, _, err = run_cli([*RERUN, "--iterations", "300", "--out", str(tmp_path / "out")])
+    assert status == 2 and "already ran 400 iterations, more than --iterations 300" in err
+
+
+@pytest.mark.parametrize(
+    ("grid", "message"),
+    [
+        ("alpha=1,1", "--grid gives alpha=1.0 twice"),
+        ("alpha=1,2,1.0", "--grid gives alpha=1.0 twice"),
+        ("gamma=2;alpha=0.5,5e-1", "--grid gives alpha=0.5 twice"),
+    ],
+)
+def test_duplicate_grid_values_are_refused(grid: str, message: str) -> None:
+    from adapters.errors import InputError
+
+    with pytest.raises(InputError, match=message):
+        parse_grid(grid, "dcfr", "none")
+
+
+def test_rule_keys_follow_each_algorithms_tunable_parameters() -> None:
+    from adapters.errors import InputError
+
+    assert [c.name for c in parse_grid("alpha=2,2.3;gamma=5", "pdcfr+", "none")] == [
+        "alpha=2.0,gamma=5.0",
+        "alpha=2.3,gamma=5.0",
+    ]
+    with pytest.raises(InputError, match="--grid key 'beta' does not apply to --algo dcfr\\+"):
+        parse_grid("beta=0", "dcfr+", "none")
+    with pytest.raises(InputError, match="--grid key 'alpha' does not apply to --algo cfr"):
+        parse_grid("alpha=1", "cfr", "none")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--seeds", "0-100000000"], "--seeds names 100,000,001 seeds; a sweep takes at most 100,000 jobs"),
+        (["--seeds", "0-" + "9" * 40], "a sweep takes at most 100,000 jobs"),
+        (
+            [
+                "--grid",
+                "alpha=" + ",".join(str(i) for i in range(400)) + ";gamma=" + ",".join(str(i) for i in range(400)),
+            ],
+            "--grid has 160,000 combinations; a sweep takes at most 100,000 jobs",
+        ),
+        (["--grid", "alpha=" + ",".join(str(i) for i in range(400)), "--seeds", "0-299"], "is 120,000 jobs"),
+    ],
+)
+def test_sweeps_larger_than_the_bound_are_refused_before_anything_is_allocated(
+    tmp_path: Path, extra: list[str], message: str
+) -> None:
+    started = time.perf_counter()
+    status, printed, err = run_cli(
+        [
+            "sweep",
+            "--game",
+            "openspiel:kuhn_poker",
+            "--algo",
+            "dcfr",
+            "--grid",
+            "alpha=1",
+            "--iterations",
+            "10",
+            "--out",
+            str(tmp_path / "out"),
+            *extra,
+        ]
+    )
+    assert (status, printed) == (2, "") and message in err and len(err.splitlines()) == 1, err
+    assert time.perf_counter() - started < 5 and not (tmp_path / "out").exists()

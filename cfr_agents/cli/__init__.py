@@ -60,10 +60,10 @@ def version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    run: Callable[[argparse.Namespace], int] = args.run
-    try:
+    try:  # also Ctrl-C while the parser is built (train-opponent loads the opponent registry) or reads argv
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        run: Callable[[argparse.Namespace], int] = args.run
         check_no_overwrite(parser, args)
         return run(args)
     except InputError as error:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import math
+import os
 import signal
 import threading
 from collections.abc import Iterator, Sequence
@@ -29,39 +31,92 @@ def one_line(message: str) -> str:
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        """One line, exit status 2 (argparse would print the whole usage first)."""
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)}\n")
+        """One line, exit status 2 (argparse would print the whole usage first). It begins as every error
+        of the command does, ``cfr-agents: error:``, then names the sub-command: ``cfr-agents: error:
+        train: argument --iterations: ...``."""
+        program, _, command = self.prog.partition(" ")
+        where = f"{command}: " if command else ""
+        self.exit(EXIT_USAGE, f"{program}: error: {where}{one_line(message)}\n")
 
     def format_help(self) -> str:
         """argparse's help with reStructuredText double backticks removed: docstrings read plainly."""
         return super().format_help().replace("``", "")
 
 
-def _integer(text: str, minimum: int, what: str) -> int:
+MAX_COUNT = 10**12
+"""The most iterations or episodes a command takes: days of work at millions a second, and within the
+64-bit counters the solvers keep."""
+MAX_HANDS = 10**9
+"""The most hands a match (or each match of a tournament) plays: a day or more of play at RLCard's
+speed; memory does not grow with the hands."""
+MAX_WORKERS = 1024
+"""The most local worker processes ``--workers`` starts."""
+
+
+def magnitude(value: int) -> str:
+    """``value`` as a reader takes it in: ``10^12`` for a power of ten, ``a 5,000-digit number`` for one
+    too long to show, else its digits."""
+    digits = str(abs(value))
+    if value > 0 and len(digits) > 3 and digits == "1" + "0" * (len(digits) - 1):
+        return f"10^{len(digits) - 1}"
+    if len(digits) > 30:
+        return f"a{' negative' if value < 0 else ''} {len(digits):,}-digit number"
+    return str(value)
+
+
+def _shown(text: str) -> str:
+    """What the user typed, quoted, shortened if it is long."""
+    return repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text):,} characters)"
+
+
+def _integer(text: str, minimum: int | None, what: str, maximum: int | None = None) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < minimum:
-        raise argparse.ArgumentTypeError(f"must be a {what} integer, got {value}")
+        digits = text.strip().replace("_", "")
+        negative = digits.startswith("-")
+        digits = digits.lstrip("+-")
+        if not (digits.isdecimal() and len(digits) > 4300):  # more digits than int() converts
+            raise argparse.ArgumentTypeError(f"{_shown(text)} is not an integer") from None
+        number = f"a{' negative' if negative else ''} {len(digits):,}-digit number"
+        if negative and minimum is not None:
+            raise argparse.ArgumentTypeError(f"must be a {what} integer, got {number}") from None
+        if maximum is not None and not negative:
+            raise argparse.ArgumentTypeError(f"must be at most {magnitude(maximum)}, got {number}") from None
+        raise argparse.ArgumentTypeError(f"{number} is too long for an integer") from None
+    if minimum is not None and value < minimum:
+        raise argparse.ArgumentTypeError(f"must be a {what} integer, got {magnitude(value)}")
+    if maximum is not None and value > maximum:
+        raise argparse.ArgumentTypeError(f"must be at most {magnitude(maximum)}, got {magnitude(value)}")
     return value
 
 
 def positive_int(text: str) -> int:
-    return _integer(text, 1, "positive")
+    """A count of work (iterations, episodes, ...): from 1 to :data:`MAX_COUNT`."""
+    return _integer(text, 1, "positive", MAX_COUNT)
 
 
 def non_negative_int(text: str) -> int:
     return _integer(text, 0, "non-negative")
 
 
+def workers(text: str) -> int:
+    """``--workers``: from 1 to :data:`MAX_WORKERS`."""
+    return _integer(text, 1, "positive", MAX_WORKERS)
+
+
+def hands(text: str) -> int:
+    """``--hands``: at most :data:`MAX_HANDS` (:func:`eval.play.check_hands` asks for an even number, at least 4)."""
+    return _integer(text, None, "", MAX_HANDS)
+
+
 def positive_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is not a number") from None
     if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {_shown(text)}")
     return value
 
 
@@ -69,7 +124,7 @@ def real(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is not a number") from None
     if math.isnan(value):
         raise argparse.ArgumentTypeError("must be a number, got nan")
     return value
@@ -109,7 +164,9 @@ def deferred_interrupt() -> Iterator[_Interrupt]:
 
 def add_executor_options(command: Any) -> None:
     """``--workers K`` and ``--ray [HOST:PORT]`` (see :func:`cfr_agents.jobs.executor`)."""
-    command.add_argument("--workers", type=positive_int, help="local worker processes (default: the number of cores)")
+    command.add_argument(
+        "--workers", type=workers, help=f"local worker processes (default: the number of cores; at most {MAX_WORKERS})"
+    )
     command.add_argument(
         "--ray",
         nargs="?",
@@ -119,16 +176,40 @@ def add_executor_options(command: Any) -> None:
     )
 
 
-def output_dir(out: str, names: Sequence[str]) -> Path:
-    """``out`` as a directory to write into (created if its parent exists), with the files ``names`` in it
-    checked writable (:func:`cfr_agents.files.check_outputs`: no special files, no two that are one)."""
+def output_dir(out: str, names: Sequence[str], *, create: bool = True) -> Path:
+    """``out`` as a directory to write into, with the files ``names`` in it checked writable
+    (:func:`cfr_agents.files.check_outputs`: no special files, no two that are one).
+
+    A missing directory whose parent exists is created; with ``create=False`` it is only checked to be
+    creatable, so that a command that may still refuse its input leaves nothing behind (it calls again,
+    creating it, when it writes).
+    """
     path = Path(out)
-    if path.exists() and not path.is_dir():
+    try:
+        exists, is_dir = path.exists(), path.is_dir()
+    except OSError as error:  # a name longer than the file system allows, ...
+        raise InputError(f"cannot use --out {out!r}: {error.strerror}") from None
+    if exists and not is_dir:
         raise InputError(f"--out {out!r} is not a directory")
-    if not path.exists():
+    if not exists:
+        if not create:
+            _check_creatable(path, out)
+            return path
         try:
             path.mkdir()
         except OSError as error:
             raise InputError(f"cannot create directory {out!r}: {error.strerror}") from None
     check_outputs(*(path / name for name in names))
     return path
+
+
+def _check_creatable(path: Path, out: str) -> None:
+    """Refuse, as ``mkdir`` would, a directory that could not be created."""
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        problem = errno.ENOTDIR if parent.exists() else errno.ENOENT
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        problem = errno.EACCES
+    else:
+        return
+    raise InputError(f"cannot create directory {out!r}: {os.strerror(problem)}")

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from cfr_agents.cli.common import non_negative_int
+from cfr_agents.cli.common import MAX_HANDS, hands, magnitude, non_negative_int
 from cfr_agents.cli.paths import add_input
 
 
@@ -18,7 +18,9 @@ def register(commands: Any) -> None:
     add_input(command, "agent_a", metavar="A", help="a named agent (cfr-agents opponents --game G) or a file")
     add_input(command, "agent_b", metavar="B", help="the other agent")
     command.add_argument("--game", help="the game (a file names its own)")
-    command.add_argument("--hands", type=int, required=True, help="hands to play: an even number, at least 4")
+    command.add_argument(
+        "--hands", type=hands, required=True, help=f"hands to play: an even number, from 4 to {magnitude(MAX_HANDS)}"
+    )
     command.add_argument("--seed", type=non_negative_int, default=0, help="seed of deals and agents (default 0)")
     command.add_argument("--json", action="store_true", help="print one JSON object")
     command.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -63,7 +63,8 @@ def check_no_overwrite(parser: argparse.ArgumentParser, args: argparse.Namespace
     inputs: dict[tuple[int, int], tuple[str, str]] = {}
     for action in path_actions(command, "input"):
         for shown in _values(args, action):
-            for path in (Path(shown), Path(shown).with_suffix(".safetensors")):
+            given = Path(shown)
+            for path in (given, given.with_suffix(".safetensors")) if given.name else (given,):  # "", ".", "/"
                 identity = _identity(path)
                 if identity is not None:
                     inputs.setdefault(identity, (action.dest, os.fspath(path)))

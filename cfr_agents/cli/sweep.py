@@ -19,7 +19,19 @@ from cfr_agents.cli.paths import add_output
 from cfr_agents.files import write_atomic
 from cfr_agents.jobs import executor
 from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES
-from eval.sweep import Spread, Stop, Summary, best, jobs, parse_grid, parse_seeds, summarise, train_job
+from eval.sweep import (
+    Spread,
+    Stop,
+    Summary,
+    best,
+    check_size,
+    jobs,
+    parse_grid,
+    parse_seeds,
+    stored_work,
+    summarise,
+    train_job,
+)
 
 OUTPUTS = ("results.json", "results.csv", "results.md", "nash_conv_vs_time.png")
 
@@ -58,8 +70,12 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("give --target-nash-conv, --iterations or --time-limit")
     configurations = parse_grid(args.grid, args.algo, args.sampling)
     seeds = parse_seeds(args.seeds)
+    check_size(configurations, seeds)
     stop = Stop(args.iterations, args.target_nash_conv, args.time_limit)
     work = jobs(Path(args.out), args.game, args.algo, args.sampling, configurations, seeds, stop, args.checkpoint_every)
+    output_dir(args.out, OUTPUTS, create=False)
+    for spec in work:
+        stored_work(spec)  # refuses stored work made for other settings, before any job runs
     pool = executor(args.workers, args.ray)
     out = output_dir(args.out, OUTPUTS)
     with tqdm(total=len(work), unit="job", file=sys.stderr, disable=None if not args.json else True) as bar:

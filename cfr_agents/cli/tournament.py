@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from cfr_agents.cli.common import add_executor_options, non_negative_int, output_dir
+from cfr_agents.cli.common import MAX_HANDS, add_executor_options, hands, magnitude, non_negative_int, output_dir
 from cfr_agents.cli.paths import add_input, add_output
 
 OUTPUTS = ("results.json", "results.csv", "results.md", "heatmap.png")
@@ -18,7 +18,9 @@ def register(commands: Any) -> None:
     )
     add_input(command, "agents", nargs="+", metavar="AGENT", help="named agents or policy/model files")
     command.add_argument("--game", required=True, help="the game every agent plays")
-    command.add_argument("--hands", type=int, required=True, help="hands per match: an even number, at least 4")
+    command.add_argument(
+        "--hands", type=hands, required=True, help=f"hands per match: an even number, from 4 to {magnitude(MAX_HANDS)}"
+    )
     add_output(
         command, "--out", holds=OUTPUTS, required=True, metavar="DIR", help="directory for " + ", ".join(OUTPUTS)
     )
@@ -34,10 +36,10 @@ def run(args: argparse.Namespace) -> int:
     from eval.tournament import check_agents, csv_text, json_text, markdown, run_tournament
 
     check_hands(args.hands)
+    output_dir(args.out, OUTPUTS, create=False)  # created once everything is checked and played
+    pool = executor(args.workers, args.ray)
     check_agents(args.game, args.agents)
     plotting = _plotting()
-    out = output_dir(args.out, OUTPUTS)
-    pool = executor(args.workers, args.ray)
 
     def done(label: str) -> None:
         if not args.quiet:
@@ -46,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     result = run_tournament(args.game, args.agents, args.hands, args.seed, pool, done)
     from cfr_agents.files import write_atomic
 
+    out = output_dir(args.out, OUTPUTS)
     table = markdown(result)
     write_atomic(out / "results.json", json_text(result))
     write_atomic(out / "results.csv", csv_text(result))

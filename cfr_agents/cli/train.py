@@ -18,7 +18,7 @@ from cfr_agents.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from cfr_agents.cli.common import deferred_interrupt, mbb, non_negative_int, positive_float, positive_int, real
 from cfr_agents.cli.paths import add_input, add_output
 from cfr_agents.files import check_outputs, write_atomic
-from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES, SampledSolver, Solver, make_solver
+from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES, TUNABLE, SampledSolver, Solver, make_solver
 from cfr_agents.solvers.sampling import CHANCE_DRAWS, DEFAULT_EPSILON, check_sampling
 from cfr_agents.training import StopRule, TrainingRun, train
 from cfr_agents.tree import compile_tree
@@ -26,15 +26,6 @@ from eval.train_report import curve_csv, nash_conv, train_report
 
 CHECKPOINT_EVERY = 60.0
 """Seconds between checkpoints unless ``--checkpoint-every`` says otherwise."""
-
-
-TUNABLE: dict[str, tuple[str, ...]] = {
-    "dcfr": ("alpha", "beta", "gamma"),
-    "dcfr+": ("alpha", "gamma"),
-    "pdcfr+": ("alpha", "gamma"),
-}
-"""The rule parameters ``--alpha``, ``--beta`` and ``--gamma`` may set, per algorithm (DCFR+ and PDCFR+ clip
-negative regrets: their beta is fixed)."""
 
 
 def register(commands: Any) -> None:

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from adapters.errors import InputError
-from cfr_agents.cli.common import mbb, positive_float, positive_int
+from cfr_agents.cli.common import mbb, non_negative_int, positive_float, positive_int
 from cfr_agents.cli.paths import add_output
 from cfr_agents.files import check_writable
 
@@ -22,7 +22,7 @@ def register(commands: Any) -> None:
     amount = command.add_mutually_exclusive_group(required=True)
     amount.add_argument("--episodes", type=positive_int, help="self-play episodes (NFSP)")
     amount.add_argument("--iterations", type=positive_int, help="CFRAgent.train() iterations (rlcard-cfr)")
-    command.add_argument("--seed", type=int, required=True, help="seed of every generator training uses")
+    command.add_argument("--seed", type=non_negative_int, required=True, help="seed of every generator training uses")
     presets = "; ".join(f"{kind}: {', '.join(training.presets)}" for kind, training in TRAINABLE.items())
     command.add_argument(
         "--hyperparameters",

@@ -35,6 +35,8 @@ _MODULES: tuple[ModuleType, ...] = (
     predictive_dcfr_plus,
 )
 ALGORITHMS: dict[str, UpdateRule] = {module.NAME: module.RULE for module in _MODULES}
+TUNABLE: dict[str, tuple[str, ...]] = {module.NAME: module.TUNABLE for module in _MODULES if hasattr(module, "TUNABLE")}
+"""The rule parameters (``alpha``, ``beta``, ``gamma``) a user may set, per algorithm: a module's ``TUNABLE``."""
 Solver: TypeAlias = FullTreeSolver | SampledSolver
 
 
@@ -80,6 +82,7 @@ __all__ = [
     "ALGORITHMS",
     "SAMPLING_CHOICES",
     "SCHEMES",
+    "TUNABLE",
     "FullTreeSolver",
     "SampledSolver",
     "Solver",

@@ -13,3 +13,5 @@ from cfr_agents.solvers.update_rule import UpdateRule
 
 NAME = "dcfr+"
 RULE = UpdateRule(alpha=1.5, beta=-math.inf, gamma=4.0, discount_first=True)
+TUNABLE: tuple[str, ...] = ("alpha", "gamma")
+"""beta is fixed: negative regrets are clipped."""

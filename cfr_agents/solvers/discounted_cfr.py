@@ -11,3 +11,5 @@ from cfr_agents.solvers.update_rule import UpdateRule
 
 NAME = "dcfr"
 RULE = UpdateRule(alpha=1.5, beta=0.0, gamma=2.0)
+TUNABLE: tuple[str, ...] = ("alpha", "beta", "gamma")
+"""The parameters a user may set (``--alpha``... of ``train``, ``--grid`` keys of ``sweep``)."""

@@ -12,3 +12,5 @@ from cfr_agents.solvers.update_rule import UpdateRule
 
 NAME = "pdcfr+"
 RULE = UpdateRule(alpha=2.3, beta=-math.inf, gamma=5.0, predictive=True, discount_first=True)
+TUNABLE: tuple[str, ...] = ("alpha", "gamma")
+"""beta is fixed: negative regrets are clipped."""

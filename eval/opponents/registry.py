@@ -13,11 +13,9 @@ is built, and, if ``train-opponent`` trains it, its :class:`~eval.opponents.base
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import eval.opponents.nfsp as nfsp
 import eval.opponents.openspiel_solvers as openspiel_solvers
@@ -26,7 +24,7 @@ from adapters.errors import InputError
 from adapters.openspiel import OpenSpielGame
 from adapters.rlcard import RLCardGame
 from cfr_agents.policy import FORMAT as POLICY_FORMAT
-from cfr_agents.policy import load_policy
+from cfr_agents.policy import load_policy, read_json
 from eval.opponents.base import FULL, LOSSY, Family, Opponent, Training
 from eval.opponents.provenance import FORMAT as MODEL_FORMAT
 from eval.opponents.provenance import provenance_of
@@ -178,8 +176,14 @@ def available(game_id: str) -> list[Family]:
 
 
 def is_file_name(name: str) -> bool:
-    """A name that stands for a file rather than a registry entry."""
-    return name.endswith(".json") or "/" in name or Path(name).is_file()
+    """A name that stands for a file rather than a registry entry (one longer than the file system
+    allows is a file's, to be refused as one)."""
+    if name.endswith(".json") or "/" in name:
+        return True
+    try:
+        return Path(name).is_file()
+    except (OSError, ValueError):  # a name too long for the file system; a NUL
+        return True
 
 
 def _require_extras(family: Family) -> None:
@@ -196,6 +200,8 @@ def load_opponent(name: str, game_id: str | None = None) -> Opponent:
     family_name, _, count = name.partition(":")
     family = FAMILIES.get(family_name)
     if family is None:
+        if Path(name).is_dir():
+            raise InputError(f"{name!r} is a directory, not a policy or model file")
         raise InputError(f"unknown opponent {name!r}; known: {', '.join(FAMILIES)}, or a policy or model file")
     if game_id is None:
         raise InputError(f"opponent {name!r} needs a game: give --game")
@@ -224,7 +230,7 @@ def _iterations(name: str, count: str) -> int | None:
 
 def load_model_file(path: Path, game: Game | None, *, name: str) -> Opponent:
     """A policy file or a trained-opponent file as an opponent (for ``game``, if given)."""
-    data = _read_json(path)
+    data = read_json(path, "file")
     kind = data.get("format") if isinstance(data, dict) else None
     if kind == POLICY_FORMAT:
         policy = load_policy(path)
@@ -267,14 +273,3 @@ def trainable(kind: str, game_id: str) -> tuple[Training, Game]:
         raise InputError(f"{kind} trains on {family.training.toolkit} games, not {game_id}")
     _require_extras(family)
     return family.training, game
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"file {str(path)!r} does not exist") from None
-    except json.JSONDecodeError as error:
-        raise InputError(f"{str(path)!r} is not valid JSON (line {error.lineno}: {error.msg})") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"cannot read {str(path)!r}: {error}") from None
