@@ -1,0 +1,157 @@
+r"""Deep CFR's data: external-sampling traversals under a fixed strategy, and reservoir memories.
+
+While iteration :math:`t`'s traversals run, the networks do not change. So :math:`\sigma^t` is computed
+for every infoset of the compiled tree in one batched forward pass, and the traversals run compiled over
+the tree's node arrays (:mod:`cfr_agents.solvers.sampling`), with exactly Deep CFR's semantics (Brown,
+Lerer, Gross & Sandholm 2019, Algorithm 2). For traverser :math:`p`, chance and the opponent are
+sampled and every action of :math:`p` is walked:
+
+* at :math:`p`'s node in :math:`I`: :math:`\tilde v(I) = \sum_a \sigma^t(I,a)\,\tilde v(Ia)`, and the
+  sample :math:`(I, t, \tilde r^t(I,\cdot))` with :math:`\tilde r^t(I,a) = \tilde v(Ia) - \tilde v(I)` goes
+  to :math:`p`'s advantage memory :math:`\mathcal M_{V,p}`;
+* at an opponent's node in :math:`I`: the sample :math:`(I, t, \sigma^t(I))` goes to the strategy memory
+  :math:`\mathcal M_\Pi`, and one action is drawn from :math:`\sigma^t(I)`.
+
+Memories are reservoirs (Vitter 1985, Algorithm R): the :math:`n`-th sample offered to a reservoir of
+capacity :math:`M` is kept with probability :math:`\min(1, M/n)`, in a uniformly chosen slot once the
+reservoir is full. Every sample offered so far is then equally likely to be held.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from cfr_agents.solvers.sampling.kernel_support import (
+    CHANCE,
+    CODE,
+    COUNT,
+    FIRST,
+    INDEX,
+    TERMINAL,
+    chance_child,
+    frames,
+    sample,
+    uniform,
+)
+
+
+@njit(cache=True, error_model="numpy")
+def visit_bounds(nodes: np.ndarray) -> np.ndarray:
+    """``bounds[p] = (own, other)``: the most nodes of traverser ``p`` and of the opponent that one
+    traversal for ``p`` can visit (a sampled node counts its worst child, a walked one all of them)."""
+    bounds = np.zeros((2, 2), np.int64)
+    for player in range(2):
+        own = np.zeros(nodes.shape[0], np.int64)
+        other = np.zeros(nodes.shape[0], np.int64)
+        for node in range(nodes.shape[0] - 1, -1, -1):  # children after parents: bottom-up
+            code = nodes[node, CODE]
+            if code == TERMINAL:
+                continue
+            first, n = nodes[node, FIRST], nodes[node, COUNT]
+            if code == 1 + player:
+                own[node] = 1 + own[first : first + n].sum()
+                other[node] = other[first : first + n].sum()
+            else:
+                own[node] = own[first : first + n].max()
+                other[node] = (code != CHANCE) + other[first : first + n].max()
+        bounds[player, 0], bounds[player, 1] = own[0], other[0]
+    return bounds
+
+
+@njit(cache=True, error_model="numpy")
+def traverse(
+    traversals: int,
+    player: int,
+    nodes: np.ndarray,
+    values: np.ndarray,
+    cdf: np.ndarray,
+    depth_bound: int,
+    current: np.ndarray,
+    rng: np.ndarray,
+    own_infoset: np.ndarray,
+    own_regret: np.ndarray,
+    other_infoset: np.ndarray,
+) -> tuple[int, int, int]:
+    r"""``traversals`` external-sampling traversals for ``player`` under ``current`` (:math:`\sigma^t`).
+
+    Writes the advantage samples' infosets and :math:`\tilde r^t` to ``own_infoset``/``own_regret`` and the
+    strategy samples' infosets to ``other_infoset`` (their :math:`\sigma^t` is ``current`` there), in the
+    order visited; the arrays must hold :func:`visit_bounds` times ``traversals``. Returns the numbers of
+    advantage and strategy samples written and of nodes touched.
+    """
+    width = current.shape[1]
+    frame_node, frame_next, frame_value, _ = frames(depth_bound, width)
+    mine = 1 + player
+    owns = others = touched = 0
+    for _ in range(traversals):
+        depth = 0
+        node = 0
+        while True:
+            while True:  # descend to a terminal, pushing a frame at each of the traverser's nodes
+                touched += 1
+                code = nodes[node, CODE]
+                if code == TERMINAL:
+                    value = values[node, player]
+                    break
+                if code == CHANCE:
+                    node = chance_child(nodes, cdf, node, rng)
+                    continue
+                if code != mine:
+                    infoset = nodes[node, INDEX]
+                    other_infoset[others] = infoset  # (I, t, sigma^t(I)) -> M_Pi
+                    others += 1
+                    node = nodes[node, FIRST] + sample(current[infoset], nodes[node, COUNT], rng)
+                    continue
+                frame_node[depth] = node
+                frame_next[depth] = 0
+                depth += 1
+                node = nodes[node, FIRST]
+            while depth > 0:  # ascend: hand the value to the deepest frame with children left
+                d = depth - 1
+                frame_value[d, frame_next[d]] = value
+                frame_next[d] += 1
+                parent = frame_node[d]
+                n = nodes[parent, COUNT]
+                if frame_next[d] < n:
+                    node = nodes[parent, FIRST] + frame_next[d]
+                    break
+                infoset = nodes[parent, INDEX]
+                value = 0.0
+                for a in range(n):
+                    value += current[infoset, a] * frame_value[d, a]  # v(I) = sum_a sigma^t(I,a) v(Ia)
+                own_infoset[owns] = infoset
+                for a in range(n):
+                    own_regret[owns, a] = frame_value[d, a] - value  # r~(I,a) = v(Ia) - v(I)
+                owns += 1
+                depth -= 1
+            else:
+                break
+    return owns, others, touched
+
+
+@njit(cache=True, error_model="numpy")
+def reservoir_store(
+    memory_infoset: np.ndarray,
+    memory_iteration: np.ndarray,
+    memory_values: np.ndarray,
+    seen: int,
+    new_infoset: np.ndarray,
+    new_values: np.ndarray,
+    iteration: int,
+    rng: np.ndarray,
+) -> int:
+    """Offer the samples ``(new_infoset[k], iteration, new_values[k])``, in order, to the reservoir held in
+    the ``memory_*`` arrays (capacity: their length), which has been offered ``seen`` samples before
+    (Algorithm R). Returns the new ``seen``."""
+    capacity = memory_infoset.shape[0]
+    width = new_values.shape[1]
+    for k in range(new_infoset.shape[0]):
+        n = seen + k + 1  # the n-th sample ever offered
+        slot = n - 1 if n <= capacity else int(uniform(rng) * n)  # kept with probability min(1, M/n)
+        if slot < capacity:
+            memory_infoset[slot] = new_infoset[k]
+            memory_iteration[slot] = iteration
+            for a in range(width):
+                memory_values[slot, a] = new_values[k, a]
+    return int(seen + new_infoset.shape[0])

@@ -1,0 +1,182 @@
+"""Neural CFR: traversals that sample the exact regrets, uniform reservoirs, networks that reproduce
+regret matching, and short Deep CFR and SD-CFR runs that converge, the same for the same seed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cfr_agents
+from adapters.tensors import encoder
+from cfr_agents.solvers.neural import NeuralSettings, make_neural_solver, networks, traversal
+from cfr_agents.solvers.sampling import kernel_tree
+from eval.exploitability import exploitability_of_strategy
+from tests.support import game, tree
+
+torch = pytest.importorskip("torch")
+
+KUHN = "openspiel:kuhn_poker"
+
+
+def counterfactual_regrets(
+    nodes: np.ndarray, values: np.ndarray, cdf: np.ndarray, sigma: np.ndarray, player: int, infosets: int
+) -> np.ndarray:
+    """r(I, a) = sum over h in I of pi_-i(h) (v(ha) - v(h)), by brute force over the kernel's node arrays
+    (breadth-first: parents before children)."""
+    from cfr_agents.solvers.sampling.kernel_support import CHANCE, CODE, COUNT, FIRST, INDEX, TERMINAL
+
+    others = np.ones(len(nodes))  # pi_-i(h): chance and the opponent
+    for node in range(len(nodes)):
+        code, first, count = nodes[node, CODE], nodes[node, FIRST], nodes[node, COUNT]
+        if code == TERMINAL:
+            continue
+        for a in range(count):
+            child = first + a
+            if code == CHANCE:
+                probability = cdf[child] - (cdf[child - 1] if a > 0 else 0.0)
+            elif code == 1 + player:
+                probability = 1.0
+            else:
+                probability = sigma[nodes[node, INDEX], a]
+            others[child] = others[node] * probability
+    value = values[:, player].copy()
+    regret = np.zeros((infosets, sigma.shape[1]))
+    for node in range(len(nodes) - 1, -1, -1):
+        code, first, count = nodes[node, CODE], nodes[node, FIRST], nodes[node, COUNT]
+        if code == TERMINAL:
+            continue
+        children = value[first : first + count]
+        if code == CHANCE:
+            value[node] = sum((others[first + a] / others[node]) * children[a] for a in range(count))
+            continue
+        infoset = nodes[node, INDEX]
+        value[node] = float(sigma[infoset, :count] @ children)
+        if code == 1 + player:
+            regret[infoset, :count] += others[node] * (children - value[node])
+    return regret
+
+
+@pytest.mark.parametrize("game_id", [KUHN, "rlcard:leduc-holdem"])
+@pytest.mark.parametrize("player", [0, 1])
+def test_traversal_regrets_are_unbiased_samples_of_the_counterfactual_regrets(game_id: str, player: int) -> None:
+    """Under uniform play, the traversals' regret samples summed per infoset, over the number of
+    traversals, estimate the counterfactual regret r(I, a) of the uniform profile. Cells are
+    checked to 4.5 standard errors where at least 200 samples make the normal approximation hold."""
+    compiled = tree(game_id)
+    nodes, values, cdf, depth_bound = kernel_tree(compiled)
+    current = compiled.uniform_strategy()
+    traversals = 20_000
+    own_bound, other_bound = traversal.visit_bounds(nodes)[player] * traversals
+    own_infoset, other_infoset = np.empty(own_bound, np.int64), np.empty(other_bound, np.int64)
+    own_regret = np.zeros((own_bound, compiled.action_mask.shape[1]))
+    rng = np.random.default_rng(1).integers(0, 2**64, size=4, dtype=np.uint64, endpoint=False)
+    owns, others, touched = traversal.traverse(
+        traversals, player, nodes, values, cdf, depth_bound, current, rng, own_infoset, own_regret, other_infoset
+    )
+    assert owns > 0 and others > 0 and touched > owns + others
+    assert set(compiled.infoset_player[own_infoset[:owns]]) == {player}
+    assert set(compiled.infoset_player[other_infoset[:others]]) == {1 - player}
+    n = compiled.num_infosets
+    sums = np.zeros((n, own_regret.shape[1]))
+    squares = np.zeros_like(sums)
+    visits = np.bincount(own_infoset[:owns], minlength=n)
+    np.add.at(sums, own_infoset[:owns], own_regret[:owns])
+    np.add.at(squares, own_infoset[:owns], own_regret[:owns] ** 2)
+    mean = sums / traversals  # E[sum of the samples at I in one traversal] = r^1(I, .)
+    standard_error = np.sqrt(np.maximum(squares / traversals - mean**2, 0.0) / traversals)
+    regret = counterfactual_regrets(nodes, values, cdf, current, player, n)
+    rows = (compiled.infoset_player == player) & (visits >= 200)
+    assert rows.sum() >= min(6, (compiled.infoset_player == player).sum() // 4)
+    assert np.all(np.abs(mean[rows] - regret[rows]) <= 4.5 * standard_error[rows] + 1e-12)
+    assert standard_error[rows].max() > 0
+
+
+def test_reservoir_keeps_every_offered_sample_with_equal_probability() -> None:
+    """Offer 50 samples to a reservoir of 10, 20,000 times: each sample is held 2,000 times in expectation."""
+    capacity, offered, repeats = 10, 50, 20_000
+    held = np.zeros(offered)
+    rng = np.random.default_rng(2).integers(0, 2**64, size=4, dtype=np.uint64, endpoint=False)
+    values = np.zeros((offered, 1), np.float32)
+    for _ in range(repeats):
+        infoset, iteration = np.zeros(capacity, np.int64), np.zeros(capacity, np.int64)
+        memory = np.zeros((capacity, 1), np.float32)
+        seen = 0
+        for first in range(0, offered, 7):  # offered in batches of 7, as traversals deliver them
+            batch = np.arange(first, min(first + 7, offered))
+            seen = traversal.reservoir_store(infoset, iteration, memory, seen, batch, values[batch], 1, rng)
+        held[infoset] += 1
+    assert held.sum() == capacity * repeats
+    expected = capacity * repeats / offered
+    statistic = float(((held - expected) ** 2 / expected).sum())  # chi-squared, offered - 1 = 49 dof
+    dof = offered - 1
+    z = 3.719  # the standard normal's 1 - 1e-4 quantile
+    critical = dof * (1 - 2 / (9 * dof) + z * (2 / (9 * dof)) ** 0.5) ** 3  # Wilson-Hilferty: P(chi2 > it) ~ 1e-4
+    assert statistic < critical, (statistic, critical, held)
+
+
+def test_an_advantage_network_fitted_to_exact_regrets_reproduces_regret_matching() -> None:
+    """Trained to (near) zero loss on Kuhn's exact cumulative regrets after 10 CFR iterations, the value
+    network's regret matching is tabular regret matching (argmax where no regret is positive)."""
+    compiled = tree(KUHN)
+    solver = cfr_agents.make_solver(compiled, "cfr")
+    solver.run(10)
+    regret = solver.state()["regret"]
+    inputs = torch.from_numpy(encoder(game(KUHN)).of_keys(compiled.infoset_keys))
+    target = torch.from_numpy(regret).float()
+    torch.set_num_threads(1)
+    network = networks.mlp(inputs.shape[1], (64, 64), regret.shape[1], torch.Generator().manual_seed(0))
+    optimiser = torch.optim.Adam(network.parameters(), lr=3e-3)
+    for _ in range(3000):
+        loss = ((network(inputs) - target) ** 2).masked_fill(~torch.from_numpy(compiled.action_mask), 0.0).sum()
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    assert loss.item() < 1e-6
+    ours = networks.regret_matching(networks.predict(network, inputs), compiled.action_mask)
+    positive = np.maximum(regret, 0.0)
+    has_positive = positive.sum(axis=1) > 1e-9
+    expected = solver.current_strategy()
+    np.testing.assert_allclose(ours[has_positive], expected[has_positive], atol=1e-3)
+    best = np.argmax(np.where(compiled.action_mask, regret, -np.inf), axis=1)
+    assert all(ours[i, best[i]] == 1.0 for i in np.flatnonzero(~has_positive))
+
+
+FAST = NeuralSettings(
+    traversals=200, advantage_batches=100, advantage_batch_size=256, average_batches=400, average_batch_size=256
+)
+"""Kuhn settings for the default suite (seconds, not minutes)."""
+
+
+@pytest.mark.parametrize(("algorithm", "threshold"), [("sd-cfr", 0.12), ("deep-cfr", 0.15)])
+def test_short_runs_on_kuhn_reach_a_documented_nash_conv(algorithm: str, threshold: float) -> None:
+    compiled = tree(KUHN)
+    solver = make_neural_solver(
+        compiled, encoder(game(KUHN)).of_keys(compiled.infoset_keys), algorithm, FAST, rng=np.random.default_rng(0)
+    )
+    solver.run(30)
+    nash_conv = exploitability_of_strategy(compiled, solver.average_strategy()).nash_conv
+    uniform = exploitability_of_strategy(compiled, compiled.uniform_strategy()).nash_conv
+    assert nash_conv <= threshold < uniform, nash_conv
+    assert solver.nodes_touched > 30 * 2 * FAST.traversals
+
+
+def test_the_same_seed_gives_the_same_model_on_one_machine() -> None:
+    compiled = tree(KUHN)
+    tensors = encoder(game(KUHN)).of_keys(compiled.infoset_keys)
+    runs = []
+    for _ in range(2):
+        solver = make_neural_solver(compiled, tensors, "deep-cfr", FAST, rng=np.random.default_rng(7))
+        solver.run(3)
+        runs.append((solver.average_strategy(), networks.weights_of(solver.value_networks[1], "v1")))
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    for name, value in runs[0][1].items():
+        np.testing.assert_array_equal(value, runs[1][1][name])
+
+
+def test_bad_settings_are_refused_in_one_line() -> None:
+    from adapters.errors import InputError
+
+    with pytest.raises(InputError, match="traversals must be a positive integer"):
+        NeuralSettings(traversals=0).check()
+    with pytest.raises(InputError, match="advantage_init must be one of scratch, last"):
+        NeuralSettings(advantage_init="warm").check()
