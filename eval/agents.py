@@ -9,7 +9,8 @@ An agent is one of our :class:`~cfr_agents.policy.Policy` tables, an OpenSpiel p
 * :meth:`Agent.rlcard_player`: an agent for RLCard's env that samples from its own generator;
 * :meth:`Agent.openspiel_player`: an OpenSpiel policy, for matches in OpenSpiel's games.
 
->>> from cfr_agents.policy import Policy
+>>> from cfr_agents.neural_policy import NeuralPolicy
+from cfr_agents.policy import Policy
 >>> from cfr_agents.tree import load_tree
 >>> tree = load_tree("openspiel:kuhn_poker")
 >>> agent = as_agent(Policy.uniform(tree))
@@ -29,6 +30,7 @@ from open_spiel.python import policy as openspiel_policy
 from adapters import load_game
 from adapters.errors import InputError
 from adapters.rlcard import RLCardGame
+from cfr_agents.neural_policy import NeuralPolicy
 from cfr_agents.policy import Policy
 from cfr_agents.tree import CompiledTree, FloatArray
 from eval.match import RLCardAgent
@@ -75,6 +77,27 @@ class TableAgent(Agent):
     def policy(self, tree: CompiledTree, name: str = "") -> Policy:
         self.raw.check_game(tree.game_id, tree.rules_fingerprint, tree.units)
         return self.raw
+
+    def openspiel_player(self) -> Any:
+        return self.raw.openspiel_policy()
+
+
+class NetworkAgent(Agent):
+    """A neural CFR model (:class:`~cfr_agents.neural_policy.NeuralPolicy`): scored by one batched forward
+    pass over every infoset; in RLCard's env and in OpenSpiel it runs its networks at each decision."""
+
+    raw: NeuralPolicy
+
+    def __init__(self, model: NeuralPolicy) -> None:
+        self.raw = model
+
+    def strategy(self, tree: CompiledTree) -> FloatArray:
+        return self.raw.strategy_on(tree)
+
+    def rlcard_player(self, tree: CompiledTree, rng: np.random.Generator) -> RLCardAgent:
+        if tree.game_id != self.raw.game_id:
+            raise InputError(f"the model is for {self.raw.game_id}, not {tree.game_id}")
+        return self.raw.rlcard_agent(rng)
 
     def openspiel_player(self) -> Any:
         return self.raw.openspiel_policy()
@@ -155,6 +178,8 @@ def as_agent(agent: object) -> Agent:
         return agent
     if isinstance(agent, Policy):
         return TableAgent(agent)
+    if isinstance(agent, NeuralPolicy):
+        return NetworkAgent(agent)
     if isinstance(agent, openspiel_policy.Policy | pyspiel.Policy):
         return OpenSpielAgent(agent)
     if hasattr(agent, "eval_step") and hasattr(agent, "use_raw"):

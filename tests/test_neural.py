@@ -3,6 +3,11 @@ regret matching, and short Deep CFR and SD-CFR runs that converge, the same for 
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -11,7 +16,7 @@ from adapters.tensors import encoder
 from cfr_agents.solvers.neural import NeuralSettings, make_neural_solver, networks, traversal
 from cfr_agents.solvers.sampling import kernel_tree
 from eval.exploitability import exploitability_of_strategy
-from tests.support import game, tree
+from tests.support import FLOAT32_RTOL, game, run_cli, tree
 
 torch = pytest.importorskip("torch")
 
@@ -180,3 +185,86 @@ def test_bad_settings_are_refused_in_one_line() -> None:
         NeuralSettings(traversals=0).check()
     with pytest.raises(InputError, match="advantage_init must be one of scratch, last"):
         NeuralSettings(advantage_init="warm").check()
+
+
+@pytest.mark.parametrize("algorithm", ["deep-cfr", "sd-cfr"])
+@pytest.mark.parametrize("game_id", [KUHN, "rlcard:kuhn-poker"])
+def test_a_model_plays_what_the_solver_scored(algorithm: str, game_id: str) -> None:
+    """The model, running its networks per infoset (and, for SD-CFR, along each infoset's own path), plays
+    the solver's average strategy: for SD-CFR the reach-weighted mixture the solver accumulated."""
+    from cfr_agents.neural_policy import from_solver
+
+    compiled = tree(game_id)
+    solver = make_neural_solver(
+        compiled, encoder(game(game_id)).of_keys(compiled.infoset_keys), algorithm, FAST, rng=np.random.default_rng(3)
+    )
+    solver.run(6)
+    model = from_solver(solver)
+    expected = solver.average_strategy()
+    np.testing.assert_allclose(model.strategy_on(compiled), expected, rtol=0, atol=1e-5)
+    for row, key in enumerate(compiled.infoset_keys):
+        by_action = model.action_probabilities(key)
+        assert list(by_action) == list(compiled.infoset_actions[row])
+        np.testing.assert_allclose(list(by_action.values()), expected[row, : len(by_action)], atol=1e-5)
+
+
+def train_model(folder: Path, algorithm: str, game_id: str = "rlcard:kuhn-poker") -> tuple[Path, dict[str, Any]]:
+    """``cfr-agents train --algo ALGORITHM`` with the fast preset: the model's sidecar and its JSON report."""
+    out = folder / f"{algorithm}.json"
+    argv = ["train", "--game", game_id, "--algo", algorithm, "--iterations", "6", "--preset", "fast"]
+    argv += ["--traversals", "200", "--eval-every", "3", "--curve", str(folder / "c.csv"), "--json", "--out", str(out)]
+    status, printed, err = run_cli(argv)
+    assert status == 0, err
+    return out, json.loads(printed)
+
+
+@pytest.mark.parametrize("algorithm", ["deep-cfr", "sd-cfr"])
+def test_a_trained_model_is_scored_and_played_by_path(tmp_path: Path, algorithm: str) -> None:
+    sidecar, report = train_model(tmp_path, algorithm)
+    assert sidecar.with_suffix(".safetensors").exists()
+    assert report["kind"] == algorithm and report["iterations"] == 6
+    assert report["hyperparameters"]["traversals"] == 200 and report["hyperparameters"]["nodes_touched"] > 0
+    assert [point[0] for point in report["curve"]] == [3, 6]
+    rows = (tmp_path / "c.csv").read_text().splitlines()
+    assert rows[0] == "iteration,seconds,nash_conv,nodes_touched" and len(rows) == 3
+    status, printed, _ = run_cli(["exploitability", str(sidecar), "--json"])
+    assert status == 0 and json.loads(printed)["nash_conv"] == pytest.approx(report["nash_conv"], rel=FLOAT32_RTOL)
+    status, printed, err = run_cli(["match", str(sidecar), "random", "--hands", "4000", "--json"])
+    assert status == 0, err
+    match = json.loads(printed)
+    assert abs(match["mean"] - match["exact"]) <= 4 * match["standard_error"]
+
+
+def test_a_model_whose_weights_were_changed_is_refused(tmp_path: Path) -> None:
+    sidecar, _ = train_model(tmp_path, "sd-cfr")
+    weights = sidecar.with_suffix(".safetensors")
+    weights.write_bytes(weights.read_bytes()[:-1] + b"\x00")
+    status, _, err = run_cli(["exploitability", str(sidecar)])
+    assert status == 2 and "is not the weights file its sidecar" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--algo", "deep-cfr", "--sampling", "external"], "--sampling applies to the tabular solvers"),
+        (["--algo", "cfr", "--traversals", "5"], "--traversals applies to --algo deep-cfr or sd-cfr only"),
+        (["--algo", "sd-cfr", "--hidden", "64,x"], "is not a list of widths"),
+        (["--algo", "sd-cfr", "--advantage-init", "warm"], "advantage_init must be one of scratch, last"),
+        (["--algo", "sd-cfr", "--advantage-memory", "1000000000"], "advantage_memory must be at most 100,000,000"),
+        (["--algo", "sd-cfr", "--preset", "huge"], "unknown --preset 'huge'"),
+        (["--algo", "sd-cfr", "--curve", "c.csv"], "--curve needs --eval-every"),
+        (["--algo", "deep-cfr", "--game", "openspiel:leduc_poker(suit_isomorphism=True,bogus=1)"], "bogus"),
+    ],
+)
+def test_bad_neural_options_are_refused_in_one_line(tmp_path: Path, extra: list[str], message: str) -> None:
+    argv = ["train", "--game", "openspiel:kuhn_poker", "--iterations", "2", "--out", str(tmp_path / "m.json"), *extra]
+    status, printed, err = run_cli(argv)
+    assert (status, printed) == (2, "") and len(err.splitlines()) == 1 and message in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_without_torch_neural_training_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)
+    argv = ["train", "--game", "openspiel:kuhn_poker", "--algo", "sd-cfr", "--iterations", "2"]
+    status, _, err = run_cli([*argv, "--out", str(tmp_path / "m.json")])
+    assert status == 2 and "pip install 'cfr-agents[nfsp]'" in err and len(err.splitlines()) == 1

@@ -23,6 +23,9 @@ from tests.support import run_cli
 NOT_PATHS = {
     ("train", "game"),
     ("train", "averaging"),
+    ("train", "preset"),
+    ("train", "hidden"),
+    ("train", "advantage_init"),
     ("exploitability", "game"),
     ("opponents", "game"),
     ("best-response", "game"),

@@ -25,7 +25,9 @@ SHIPPED = [
 
 
 def test_every_family_is_available_where_it_applies() -> None:
-    assert [f.name for f in available("rlcard:leduc-holdem")] == [name for name in FAMILIES if name != "openspiel-nfsp"]
+    unshipped = {"deep-cfr", "sd-cfr"}  # neural models apply where one is shipped for the game
+    expected = [name for name in FAMILIES if name != "openspiel-nfsp" and name not in unshipped]
+    assert [f.name for f in available("rlcard:leduc-holdem")] == expected
     assert [f.name for f in available("openspiel:leduc_poker")] == [
         "random",
         "openspiel-nfsp",
@@ -269,10 +271,11 @@ def test_every_family_is_one_registry_spec() -> None:
     """A trainable family's spec says how it trains, saves and loads; the command offers exactly those."""
     from eval.opponents import TRAINABLE
 
-    assert set(TRAINABLE) == {"rlcard-cfr", "rlcard-nfsp", "openspiel-nfsp"}
+    assert set(TRAINABLE) == {"rlcard-cfr", "rlcard-nfsp", "openspiel-nfsp", "deep-cfr", "sd-cfr"}
     for name, training in TRAINABLE.items():
         assert FAMILIES[name].training is training and training.presets, name
-        assert FAMILIES[name].needs_torch == name.endswith("nfsp")
+        assert FAMILIES[name].needs_torch == (name != "rlcard-cfr")
+        assert training.takes_overrides == (name in {"deep-cfr", "sd-cfr"})
     assert cli_commands()["train-opponent"]._option_string_actions["--hyperparameters"] is not None
     [kind] = [a for a in cli_commands()["train-opponent"]._actions if a.dest == "kind"]
     assert list(kind.choices or []) == list(TRAINABLE)

@@ -15,6 +15,7 @@ import pytest
 
 from cfr_agents import make_solver
 from cfr_agents.checkpoint import load_checkpoint, save_checkpoint
+from cfr_agents.cli.train_neural import HYPERPARAMETERS
 from cfr_agents.solvers import Solver
 from cfr_agents.training import StopRule, train
 from cfr_agents.tree import CompiledTree, FloatArray
@@ -209,6 +210,20 @@ CASES = [
         for value, check in [(same, works_with_json), (other, refused("--alpha/--beta/--gamma differ"))]
     ),
     Case("--alpha", [*TOTAL_20, "--alpha", "1.5"], refused("--alpha/--beta/--gamma differ")),
+    *(  # neural CFR trains afresh: its options are refused with a checkpoint of the tabular solvers
+        Case(option, [*TOTAL_20, option, value], refused(f"{option} applies to --algo deep-cfr or sd-cfr only"))
+        for option, value in [
+            ("--preset", "fast"),
+            ("--eval-every", "5"),
+            *(
+                (f"--{name.replace('_', '-')}", "scratch" if name == "advantage_init" else "2")
+                for name in HYPERPARAMETERS
+            ),
+        ]
+    ),
+    Case(
+        "--algo", [*TOTAL_20, "--algo", "sd-cfr"], refused("--resume applies to the tabular solvers, not --algo sd-cfr")
+    ),
 ]
 
 

@@ -12,13 +12,14 @@ from typing import Any
 
 import numpy as np
 
+import cfr_agents.cli.train_neural as train_neural
 from adapters import load_game
 from adapters.errors import InputError
 from cfr_agents.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from cfr_agents.cli.common import deferred_interrupt, mbb, non_negative_int, positive_float, positive_int, real
 from cfr_agents.cli.paths import add_input, add_output
 from cfr_agents.files import check_outputs, write_atomic
-from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES, TUNABLE, SampledSolver, Solver, make_solver
+from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES, TUNABLE, Solver, make_solver
 from cfr_agents.solvers.sampling import CHANCE_DRAWS, DEFAULT_EPSILON, check_sampling
 from cfr_agents.training import StopRule, TrainingRun, train
 from cfr_agents.tree import compile_tree
@@ -31,7 +32,11 @@ CHECKPOINT_EVERY = 60.0
 def register(commands: Any) -> None:
     command = commands.add_parser("train", help="train a policy and save it as JSON")
     command.add_argument("--game", help="openspiel:<game string> or rlcard:<env id>")
-    command.add_argument("--algo", choices=sorted(ALGORITHMS), help="update rule (from the checkpoint with --resume)")
+    command.add_argument(
+        "--algo",
+        choices=[*sorted(ALGORITHMS), *train_neural.NEURAL],
+        help="update rule (from the checkpoint with --resume), or neural CFR: deep-cfr, sd-cfr",
+    )
     command.add_argument("--sampling", choices=SAMPLING_CHOICES, help="none (full tree; default) or an MCCFR scheme")
     command.add_argument("--averaging", metavar="MODE", help="average-strategy mode of the sampling scheme")
     command.add_argument("--epsilon", type=real, help=f"outcome sampling's exploration (default {DEFAULT_EPSILON})")
@@ -62,10 +67,17 @@ def register(commands: Any) -> None:
     add_input(command, "--resume", metavar="FILE", help="continue from a checkpoint; --iterations is the total")
     command.add_argument("--json", action="store_true", help="print one JSON object")
     command.add_argument("--quiet", action="store_true", help="no progress bar")
+    train_neural.register_options(command)
     command.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.algo in train_neural.NEURAL:
+        return train_neural.run(args)
+    neural = train_neural.given_neural_options(args)
+    if neural:
+        verb = "applies" if len(neural) == 1 else "apply"
+        raise InputError(f"{', '.join(neural)} {verb} to --algo deep-cfr or sd-cfr only")
     if args.iterations is None and args.target_nash_conv is None and args.time_limit is None:
         raise InputError("give --iterations, --target-nash-conv or --time-limit")
     checkpoint_path = args.checkpoint or args.resume
@@ -80,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         solver, seed = _new_solver(args)
         tree = solver.tree
-    compile_seconds = solver.compile() if isinstance(solver, SampledSolver) else 0.0
+    compile_seconds = solver.compile()  # Numba compiles or loads its cache here, outside the timed run
     if not args.json and not args.quiet:
         print(tree.summary(), file=sys.stderr)
     stop = StopRule(args.iterations, args.target_nash_conv, args.time_limit)

@@ -14,7 +14,7 @@ from typing import Any
 
 from adapters import Game
 from eval.agents import Agent, as_agent
-from eval.opponents.provenance import Progress, Provenance, Trained
+from eval.opponents.provenance import Provenance, Trained
 
 FULL = "full information state"
 LOSSY = "RLCard's lossy obs"
@@ -55,14 +55,17 @@ class Training:
     observes: str
     presets: Mapping[str, Mapping[str, Any]]
     """Named hyperparameter sets (``--hyperparameters``); the first is the default."""
-    train: Callable[[Any, int, Any, str, Progress], Trained[Any]]
-    """``train(game, amount, rng, preset, on_progress)``."""
+    train: Callable[..., Trained[Any]]
+    """``train(game, amount, rng, preset, on_progress)``, and ``overrides=`` (hyperparameters replacing the
+    preset's) when :attr:`takes_overrides`."""
     save: Callable[[str | Path, Any, Provenance], None]
     """Write the trained agent and its provenance (atomically)."""
     load: Callable[[Path, Mapping[str, Any], Provenance, Game], object]
     """The playing agent of a saved file, for a game (refusing another game or other rules)."""
     outputs: Callable[[str | Path], tuple[Path, ...]] = field(default=lambda path: (Path(path),))
     """Every file :attr:`save` writes for ``--out path``."""
+    takes_overrides: bool = False
+    """Whether single hyperparameters may replace the preset's (``cfr-agents train --traversals ...``)."""
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,8 @@ class CheckPoint:
     """Training time so far (building the agents and the environment included, the checks excluded):
     the same clock as :attr:`Provenance.training_seconds`."""
     nash_conv: float
+    nodes_touched: int | None = None
+    """Game-tree nodes the trainer had touched (a neural CFR trainer's traversals), if it counts them."""
 
 
 FORMAT = "cfr-agents-opponent"
@@ -96,7 +98,15 @@ class Provenance:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
-        data["curve"] = [[point.amount, point.seconds, point.nash_conv] for point in self.curve]
+        data["curve"] = [
+            [
+                point.amount,
+                point.seconds,
+                point.nash_conv,
+                *([] if point.nodes_touched is None else [point.nodes_touched]),
+            ]
+            for point in self.curve
+        ]
         return {"format": FORMAT, "format_version": FORMAT_VERSION, **data}
 
 
@@ -115,7 +125,10 @@ def provenance_of(data: object, source: str) -> Provenance:
     try:
         values = {name: data[name] for name in fields if name not in optional or name in data}
         if "curve" in values:
-            values["curve"] = tuple(CheckPoint(int(a), float(s), float(n)) for a, s, n in values["curve"])
+            values["curve"] = tuple(
+                CheckPoint(int(point[0]), float(point[1]), float(point[2]), *(int(k) for k in point[3:4]))
+                for point in values["curve"]
+            )
         return Provenance(**values)
     except (KeyError, TypeError, ValueError) as error:
         raise InputError(f"{source!r} lacks the field {error}") from None

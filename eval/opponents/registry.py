@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 
+import eval.opponents.neural as neural
 import eval.opponents.nfsp as nfsp
 import eval.opponents.openspiel_solvers as openspiel_solvers
 from adapters import Game, load_game
@@ -152,6 +153,30 @@ FAMILIES: Mapping[str, Family] = {
         *(
             Family(
                 name,
+                f"{summary}, trained by train --algo {name}",
+                _has_model(name),
+                _shipped(name),
+                needs_torch=True,
+                training=Training(
+                    "",
+                    "iterations",
+                    FULL,
+                    neural.PRESETS,
+                    neural.train(name),
+                    neural.save,
+                    neural.load,
+                    neural.outputs,
+                    takes_overrides=True,
+                ),
+            )
+            for name, summary in (
+                ("deep-cfr", "Deep CFR (Brown et al. 2019): its average-strategy network"),
+                ("sd-cfr", "Single Deep CFR (Steinberger 2019): its value networks' mixture"),
+            )
+        ),
+        *(
+            Family(
+                name,
                 f"{solver.summary} for N iterations (default {solver.default_iterations:,}; "
                 f"{solver.bridged_iterations:,} on bridged RLCard games)",
                 _everywhere,
@@ -271,5 +296,7 @@ def trainable(kind: str, game_id: str) -> tuple[Training, Game]:
     game = load_game(game_id)
     if not game_id.startswith(family.training.toolkit):
         raise InputError(f"{kind} trains on {family.training.toolkit} games, not {game_id}")
+    if kind in ("deep-cfr", "sd-cfr"):
+        neural.check_trainable(game)
     _require_extras(family)
     return family.training, game

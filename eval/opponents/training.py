@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,10 +36,14 @@ def train(
     preset: str | None = None,
     checks: Checks = Checks(),
     on_check: Callable[[CheckPoint], None] = lambda point: None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> tuple[Any, Provenance]:
     """Train up to ``amount`` episodes or iterations from ``seed``; the agent and its provenance, with
-    the exact NashConv of its strategy on the compiled tree and the curve of the checks made."""
+    the exact NashConv of its strategy on the compiled tree and the curve of the checks made.
+    ``overrides`` replace single hyperparameters of the preset, for the families that take them."""
     training, game = trainable(kind, game_id)
+    if overrides and not training.takes_overrides:
+        raise InputError(f"{kind} takes named presets only (--hyperparameters), not single hyperparameters")
     if preset is not None and preset not in training.presets:
         raise InputError(f"{kind} has no --hyperparameters {preset!r}; known: {', '.join(training.presets)}")
     tree = compile_tree(game)
@@ -54,14 +58,16 @@ def train(
             return False
         check_started = time.perf_counter()
         nash_conv = exploitability_of_strategy(tree, strategy_of(agent, tree)).nash_conv
-        curve.append(CheckPoint(done, check_started - started - check_seconds, nash_conv))
+        nodes = getattr(agent, "nodes_touched", None)  # what a sampling trainer reports, if it does
+        curve.append(CheckPoint(done, check_started - started - check_seconds, nash_conv, nodes))
         check_seconds += time.perf_counter() - check_started
         on_check(curve[-1])
         target = checks.target_exploitability
         return target is not None and nash_conv / 2 <= target
 
     chosen = preset if preset is not None else next(iter(training.presets))
-    trained = training.train(game, amount, np.random.default_rng(seed), chosen, progress)
+    more = {"overrides": dict(overrides or {})} if training.takes_overrides else {}
+    trained = training.train(game, amount, np.random.default_rng(seed), chosen, progress, **more)
     seconds = time.perf_counter() - started - check_seconds
     last = curve[-1] if curve and curve[-1].amount == trained.amount else None  # checked the saved agent
     nash_conv = last.nash_conv if last else exploitability_of_strategy(tree, strategy_of(trained.agent, tree)).nash_conv

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cfr_agents.solvers.neural import networks
+import cfr_agents.solvers.neural.networks as networks
 from cfr_agents.solvers.neural.solver import NeuralSolver
 from cfr_agents.tree import FloatArray
 
@@ -24,6 +24,9 @@ class DeepCFRSolver(NeuralSolver):
     average_network: Any = None
     """:math:`\\Pi`, as last trained by :meth:`average_strategy` (``None`` before)."""
     _average_at: int = -1
+
+    def _kept(self, player: int) -> None:
+        """Nothing: Deep CFR's average is its strategy network, not its value networks."""
 
     def average_strategy(self) -> FloatArray:
         r""":math:`\Pi(I)` for every infoset, from a network trained on :math:`\mathcal M_\Pi` now (kept until

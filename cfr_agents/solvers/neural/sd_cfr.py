@@ -17,6 +17,10 @@ traversals used.
 
 from __future__ import annotations
 
+import numpy as np
+from numpy.typing import NDArray
+
+import cfr_agents.solvers.neural.networks as networks
 from cfr_agents.solvers.neural.solver import NeuralSolver
 from cfr_agents.tree import FloatArray
 
@@ -25,6 +29,15 @@ NAME = "sd-cfr"
 
 class SingleDeepCFRSolver(NeuralSolver):
     """Single Deep CFR on a compiled tree."""
+
+    kept: dict[str, NDArray[np.float32]]
+    r"""Every value network trained so far, ``value<p>.<t>.*``: :math:`\theta^t_p`, which defines
+    :math:`\sigma^{t+1}_p` (what a saved model plays)."""
+
+    def _kept(self, player: int) -> None:
+        if not hasattr(self, "kept"):
+            self.kept = {}
+        self.kept |= networks.weights_of(self.value_networks[player], f"value{player}.{self.iteration}")
 
     def average_strategy(self) -> FloatArray:
         return self.tabular_average()

@@ -28,13 +28,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+import cfr_agents.solvers.neural.networks as networks
+import cfr_agents.solvers.neural.traversal as traversal
 from adapters.errors import InputError
 from cfr_agents.policy import Policy
-from cfr_agents.solvers.neural import networks, traversal
 from cfr_agents.solvers.sampling import kernel_tree
 from cfr_agents.tree import CompiledTree, FloatArray
 
 ADVANTAGE_INIT = ("scratch", "last")
+TRAVERSAL_CHUNK = 4096
+"""Traversals per call of the compiled kernel: their samples' buffers are sized for this many."""
+LIMITS = {"memory": 10**8, "batch_size": 10**6, "threads": 1024}
+"""Bounds on reservoir capacities, mini-batch sizes and threads (checked before anything is allocated)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,10 @@ class NeuralSettings:
         bad = next((name for name, value in counts.items() if not (isinstance(value, int) and value >= 1)), None)
         if bad is not None:
             raise InputError(f"{bad} must be a positive integer, got {counts[bad]!r}")
+        for name, value in counts.items():
+            limit = next((bound for suffix, bound in LIMITS.items() if name.endswith(suffix)), None)
+            if limit is not None and value > limit:
+                raise InputError(f"{name} must be at most {limit:,}, got {value:,}")
         if not self.hidden or any(width < 1 for width in self.hidden):
             raise InputError(f"hidden layer widths must be positive, got {self.hidden}")
         if self.advantage_init not in ADVANTAGE_INIT:
@@ -162,27 +171,29 @@ class NeuralSolver(ABC):
             for player in range(2):
                 self._refresh(1 - player)
                 self._accumulate(player, t)
-                own_bound, other_bound = self._bounds[player] * self.settings.traversals
+                chunk = min(self.settings.traversals, TRAVERSAL_CHUNK)
+                own_bound, other_bound = self._bounds[player] * chunk
                 own_infoset = np.empty(own_bound, np.int64)
                 own_regret = np.zeros((own_bound, self._mask.shape[1]))
                 other_infoset = np.empty(other_bound, np.int64)
-                owns, others, touched = traversal.traverse(
-                    self.settings.traversals,
-                    player,
-                    nodes,
-                    values,
-                    cdf,
-                    depth_bound,
-                    self.current,
-                    self._stream,
-                    own_infoset,
-                    own_regret,
-                    other_infoset,
-                )
-                self.nodes_touched += touched
-                self.advantage_memories[player].store(own_infoset[:owns], own_regret[:owns], t, self._stream)
-                visited = other_infoset[:others]
-                self.strategy_memory.store(visited, self.current[visited], t, self._stream)
+                for first in range(0, self.settings.traversals, chunk):  # buffers bounded by the chunk
+                    owns, others, touched = traversal.traverse(
+                        min(chunk, self.settings.traversals - first),
+                        player,
+                        nodes,
+                        values,
+                        cdf,
+                        depth_bound,
+                        self.current,
+                        self._stream,
+                        own_infoset,
+                        own_regret,
+                        other_infoset,
+                    )
+                    self.nodes_touched += touched
+                    self.advantage_memories[player].store(own_infoset[:owns], own_regret[:owns], t, self._stream)
+                    visited = other_infoset[:others]
+                    self.strategy_memory.store(visited, self.current[visited], t, self._stream)
                 self._train_value_network(player)
 
     def _refresh(self, player: int) -> None:
@@ -231,7 +242,12 @@ class NeuralSolver(ABC):
             softmax=False,
         )
         self._trained[player] = True
+        self._kept(player)
         self.training_seconds += time.perf_counter() - started
+
+    @abstractmethod
+    def _kept(self, player: int) -> None:
+        """What the variant keeps of ``player``'s value network just trained."""
 
     def _fit(self, network: Any, memory: Memory, batches: int, batch_size: int, *, softmax: bool) -> None:
         r"""Adam on :math:`\sum_i t_i \sum_{a\ \mathrm{legal}} (f(I_i)_a - y_i(a))^2 / \sum_i t_i`, where :math:`f` is

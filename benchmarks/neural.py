@@ -1,0 +1,250 @@
+"""Neural CFR side by side: our Deep CFR and SD-CFR, OpenSpiel's PyTorch Deep CFR, and our tabular
+external-sampling MCCFR, on the same machine with the same thread count, scored exactly.
+
+Run from the repository root (``make bench-neural``)::
+
+    .venv/bin/python benchmarks/neural.py [--game G] [--minutes 5,20] [--seeds 3,1] [--checks N] [--out FILE.md]
+
+Each (contender, seed, budget) runs in a fresh process on one torch thread and trains until its budget of
+training seconds is spent. ``--checks`` times along the way it is scored exactly; the scoring (for Deep CFR,
+training the average-strategy network on the strategy memory as it is then) is not counted as training.
+The table gives exploitability (NashConv / 2, in the game's units) at each budget (the median over
+seeds), and when each contender first reached OpenSpiel's value at the longest budget.
+
+OpenSpiel's Deep CFR runs with the settings of its own example (``deep_cfr_pytorch.py``), iteration by
+iteration through the solver's own methods. It is scored two ways: as OpenSpiel's ``nash_conv`` sees its
+``action_probabilities`` (a softmax over all actions, cut to the legal ones *without* renormalising:
+the probabilities of a state may sum to less than 1), and renormalised over the legal actions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the repository root
+
+import numpy as np
+
+from benchmarks.report import Table, load_average, machine_facts, now, progress
+from cfr_agents.files import write_atomic
+
+CONTENDERS = ("sd-cfr", "deep-cfr", "openspiel-deep-cfr", "mccfr-external")
+OPENSPIEL_EXAMPLE: dict[str, Any] = {
+    "policy_network_layers": (64,),
+    "advantage_network_layers": (64,),
+    "num_traversals": 375,
+    "reinitialize_advantage_networks": True,
+    "learning_rate": 1e-3,
+    "batch_size_advantage": 256,
+    "batch_size_strategy": 256,
+    "memory_capacity": 100_000,
+    "policy_network_train_steps": 2500,
+    "advantage_network_train_steps": 375,
+}
+"""The settings of OpenSpiel's ``examples/deep_cfr_pytorch.py``."""
+DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "neural.md"
+
+
+def run_one(contender: str, game_id: str, seed: int, seconds: float, checks: int, preset: str) -> dict[str, Any]:
+    """In this process: train ``contender`` for ``seconds`` of training time; its exact checks."""
+    import torch
+
+    import adapters
+    from adapters.tensors import encoder
+    from cfr_agents.tree import compile_tree
+    from eval.exploitability import exploitability_of_strategy
+
+    torch.set_num_threads(1)
+    game = adapters.load_game(game_id)
+    tree = compile_tree(game)
+    marks = [seconds * (k + 1) / checks for k in range(checks)]
+    points: list[list[float]] = []
+    step: Callable[[], None]
+    scores: Callable[[], dict[str, float]]
+
+    def score(strategy: np.ndarray) -> float:
+        return float(exploitability_of_strategy(tree, strategy).nash_conv / 2)
+
+    if contender in ("sd-cfr", "deep-cfr"):
+        from cfr_agents.solvers.neural import make_neural_solver
+        from eval.opponents.neural import settings_of
+
+        solver = make_neural_solver(
+            tree,
+            encoder(game).of_keys(tree.infoset_keys),
+            contender,
+            settings_of(preset),
+            rng=np.random.default_rng(seed),
+        )
+        step, scores = (lambda: solver.run(1)), (lambda: {"exact": score(solver.average_strategy())})
+    elif contender == "mccfr-external":
+        import cfr_agents
+
+        sampled = cfr_agents.make_solver(tree, "cfr", sampling="external", rng=np.random.default_rng(seed))
+        sampled.compile()
+        step, scores = (lambda: sampled.run(1000)), (lambda: {"exact": score(sampled.average_strategy())})
+    else:
+        step, scores = _openspiel(game, tree, seed, score)
+    trained = 0.0
+    iterations = 0
+    labels: list[str] = []
+    for mark in marks:
+        while trained < mark:
+            started = time.perf_counter()
+            step()
+            trained += time.perf_counter() - started
+            iterations += 1
+        scored = scores()
+        labels = list(scored)
+        points.append([trained, iterations, *scored.values()])
+    return {"contender": contender, "seed": seed, "seconds": seconds, "points": points, "labels": labels}
+
+
+def _openspiel(
+    game: Any, tree: Any, seed: int, score: Callable[[np.ndarray], float]
+) -> tuple[Callable[[], None], Callable[[], dict[str, float]]]:
+    """OpenSpiel's Deep CFR, one iteration per step, as its ``solve()`` loop runs them."""
+    import random
+
+    import pyspiel
+    import torch
+    from open_spiel.python import policy as openspiel_policy
+    from open_spiel.python.pytorch import deep_cfr
+
+    from eval.strategy_of import openspiel_strategy
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    pyspiel_game = pyspiel.load_game(game.game_id.removeprefix("openspiel:"))
+    solver = deep_cfr.DeepCFRSolver(pyspiel_game, num_iterations=1, **OPENSPIEL_EXAMPLE)
+
+    def step() -> None:
+        for player in range(2):
+            for _ in range(OPENSPIEL_EXAMPLE["num_traversals"]):
+                solver._traverse_game_tree(solver._root_node, player)
+            solver._reinitialize_advantage_network(player)
+            solver._learn_advantage_network(player)
+        solver._iteration += 1
+
+    def scores() -> dict[str, float]:
+        solver._reinitialize_policy_network()
+        solver._learn_strategy_network()
+        table = openspiel_policy.tabular_policy_from_callable(pyspiel_game, solver.action_probabilities)
+        as_is = pyspiel.nash_conv(pyspiel_game, openspiel_policy.python_policy_to_pyspiel_policy(table)) / 2
+        strategy = openspiel_strategy(table, tree)
+        renormalised = strategy / np.where(
+            strategy.sum(axis=1, keepdims=True) > 0, strategy.sum(axis=1, keepdims=True), 1
+        )
+        return {"exact": float(as_is), "renormalised": score(renormalised)}
+
+    return step, scores
+
+
+def fresh(contender: str, game_id: str, seed: int, seconds: float, checks: int, preset: str) -> dict[str, Any]:
+    argv = [sys.executable, __file__, "--one", contender, "--game", game_id, "--seed", str(seed)]
+    argv += ["--seconds", str(seconds), "--checks", str(checks), "--preset", preset]
+    done = subprocess.run(argv, check=True, capture_output=True, text=True)
+    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def table(game_id: str, runs: Sequence[dict[str, Any]], budgets: Sequence[float]) -> Table:
+    longest = max(budgets)
+    reference = (
+        statistics.median(
+            run["points"][-1][2]
+            for run in runs
+            if run["contender"] == "openspiel-deep-cfr" and run["seconds"] == longest
+        )
+        if any(run["contender"] == "openspiel-deep-cfr" for run in runs)
+        else None
+    )
+    rows = []
+    for contender in CONTENDERS:
+        mine = [run for run in runs if run["contender"] == contender]
+        if not mine:
+            continue
+        cells = []
+        for budget in budgets:
+            finals = [run["points"][-1] for run in mine if run["seconds"] == budget]
+            values = [point[2] for point in finals]
+            renormalised = [point[3] for point in finals if len(point) > 3]
+            cell = f"{statistics.median(values):.4f}" if values else "-"
+            if renormalised:
+                cell += f" (renormalised {statistics.median(renormalised):.4f})"
+            cells.append(cell + f" [{len(values)} seed{'s' if len(values) != 1 else ''}]")
+        reached = "-"
+        if reference is not None:
+            times = [point[0] for run in mine for point in run["points"] if point[2] <= reference]
+            reached = f"{min(times):.0f} s" if times else "not within the budget"
+        rows.append((contender, *cells, reached))
+    headers = (
+        "contender",
+        *(f"exploitability at {budget / 60:g} min" for budget in budgets),
+        "first at OpenSpiel's value",
+    )
+    note = "" if reference is None else f"OpenSpiel's value at {longest / 60:g} min: {reference:.4f}."
+    return Table(f"{game_id}: exploitability (NashConv / 2) after training time", headers, tuple(rows), (note,))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", default="openspiel:leduc_poker")
+    parser.add_argument("--minutes", default="5,20", help="training budgets, minutes")
+    parser.add_argument("--seeds", default="3,1", help="seeds per budget")
+    parser.add_argument("--checks", type=int, default=10, help="exact checks per run")
+    parser.add_argument("--preset", default="paper", help="our neural preset")
+    parser.add_argument("--contenders", default=",".join(CONTENDERS))
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--seconds", type=float, help=argparse.SUPPRESS)
+    options = parser.parse_args(argv)
+    if options.one:
+        print(
+            json.dumps(
+                run_one(options.one, options.game, options.seed, options.seconds, options.checks, options.preset)
+            )
+        )
+        return 0
+    budgets = [float(m) * 60 for m in options.minutes.split(",")]
+    seeds = [int(s) for s in options.seeds.split(",")]
+    contenders = [c for c in options.contenders.split(",") if c]
+    if options.game.startswith("rlcard:"):
+        contenders = [c for c in contenders if c != "openspiel-deep-cfr"]  # OpenSpiel's runs on its own games
+    started_load = load_average()
+    runs = []
+    for budget, count in zip(budgets, seeds, strict=True):
+        for contender in contenders:
+            for seed in range(count):
+                progress(f"neural: {contender} seed {seed}, {budget / 60:g} min")
+                runs.append(fresh(contender, options.game, seed, budget, options.checks, options.preset))
+    result = table(options.game, runs, budgets)
+    print(result.text())
+    facts = {
+        **machine_facts(),
+        "torch threads": "1",
+        "load average before / after": f"{started_load} / {load_average()}",
+    }
+    command = "benchmarks/neural.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    header = [
+        "# Neural CFR side by side",
+        "",
+        f"`{command.strip()}`, {now()}. " + "; ".join(f"{k}: {v}" for k, v in facts.items()) + ".",
+    ]
+    write_atomic(options.out, "\n".join(header) + "\n\n" + result.markdown())
+    write_atomic(options.out.with_suffix(".json"), json.dumps(runs) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
