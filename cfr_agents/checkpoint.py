@@ -11,6 +11,9 @@ of a JSON object::
      "seed": 0, "iteration": 12000,
      "arrays": ["regret", "cumulative", ...]}
 
+A rule with a hyperparameter schedule (``hs-pcfr+``) also has ``"gamma_change"`` and ``"horizon"``;
+where they are absent (no schedule, or a file written before schedules existed) they are 0 and 1000.
+
 Full-tree solvers save ``regret``, ``cumulative``, ``sigma``, ``reach`` and ``scalars``
 (iteration, average-weight scale); sampled solvers save ``regret``, ``cumulative``, ``log_at``,
 ``weight_at``, ``scalars``, ``rng`` (the xoshiro256** state) and ``shift`` (the stratified chance
@@ -36,6 +39,7 @@ from numpy.lib.npyio import NpzFile
 from adapters.errors import InputError
 from cfr_agents.files import replacing
 from cfr_agents.solvers import ALGORITHMS, SCHEMES, SampledSolver, Solver, UpdateRule, make_solver
+from cfr_agents.solvers.update_rule import DEFAULT_HORIZON
 from cfr_agents.tree import CompiledTree
 
 FORMAT = "cfr-agents-checkpoint"
@@ -225,13 +229,23 @@ def _rule(data: dict[str, Any], fail: Any) -> UpdateRule:
         numbers = {name: float(data[name]) for name in ("alpha", "beta", "gamma")}
         predictive = data["predictive"]
         discount_first = data.get("discount_first", False)  # absent before DCFR+ joined
+        gamma_change = float(data.get("gamma_change", 0.0))  # absent without a schedule (and before HS-PCFR+)
+        horizon = data.get("horizon", DEFAULT_HORIZON)
     except (KeyError, TypeError, ValueError, AttributeError):
         raise fail("has no valid 'rule' field") from None
     flags = (predictive, discount_first)
-    if not all(isinstance(flag, bool) for flag in flags) or any(math.isnan(v) for v in numbers.values()):
+    if (
+        not all(isinstance(flag, bool) for flag in flags)
+        or any(math.isnan(v) for v in numbers.values())
+        or math.isnan(gamma_change)
+        or isinstance(horizon, bool)
+        or not isinstance(horizon, int)
+    ):
         raise fail("has no valid 'rule' field")
     try:
-        return UpdateRule(**numbers, predictive=predictive, discount_first=discount_first)
+        return UpdateRule(
+            **numbers, predictive=predictive, discount_first=discount_first, gamma_change=gamma_change, horizon=horizon
+        )
     except InputError as error:
         raise fail(f"has an invalid rule: {error}") from None
 

@@ -108,10 +108,15 @@ def _value(key: str, text: str) -> float | str:
     return value
 
 
-def _settings(algorithm: str, sampling: str, configuration: Configuration) -> dict[str, Any]:
+def _settings(
+    algorithm: str, sampling: str, configuration: Configuration, iterations: int | None = None
+) -> dict[str, Any]:
+    """A job's rule and sampling options; a scheduled rule spans ``iterations`` (its horizon :math:`T`)."""
     values = dict(configuration.values)
     overrides: dict[str, Any] = {k: float(v) for k, v in values.items() if k in RULE_KEYS}
     rule = replace(ALGORITHMS[algorithm], **overrides)
+    if rule.scheduled and iterations is not None:
+        rule = replace(rule, horizon=iterations)
     averaging = values.get("averaging")
     epsilon = values.get("epsilon")
     chance_draws = values.get("chance_draws")
@@ -124,7 +129,7 @@ def _settings(algorithm: str, sampling: str, configuration: Configuration) -> di
             None if chance_draws is None else str(chance_draws),
         )
     return {
-        "rule": {k: getattr(rule, k) for k in TUNABLE.get(algorithm, ())},
+        "rule": {k: getattr(rule, k) for k in (*TUNABLE.get(algorithm, ()), *(("horizon",) if rule.scheduled else ()))},
         "averaging": averaging,
         "epsilon": epsilon,
         "chance_draws": chance_draws,
@@ -191,7 +196,7 @@ def jobs(
             "game_id": game_id,
             "algorithm": algorithm,
             "sampling": sampling,
-            "settings": _settings(algorithm, sampling, configuration),
+            "settings": _settings(algorithm, sampling, configuration, stop.iterations),
             "seed": seed,
             "iterations": stop.iterations,
             "target_nash_conv": stop.target_nash_conv,

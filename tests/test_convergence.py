@@ -28,6 +28,10 @@ NASH_CONV_BOUND = {
     "openspiel:leduc_poker": {
         **dict.fromkeys(("cfr", "lcfr"), 0.03),
         **dict.fromkeys(("cfr+", "dcfr", "pcfr+", "dcfr+", "pdcfr+"), 1e-3),
+        # HS-PCFR+ weights iteration t by about t^27 (gamma 30 to 25): its average is that of its last few
+        # percent of iterates, and PCFR+'s iterates on Leduc still move (the current strategy's NashConv is
+        # 0.06 at 2,000). 1.8e-3 here; on Kuhn, where they settle, it is exact.
+        "hs-pcfr+": 3e-3,
     },
 }
 
@@ -42,8 +46,9 @@ def test_converges_towards_the_game_value(game_id: str, algorithm: str) -> None:
     solver.run(ITERATIONS - solver.iteration)
     late = exploitability_of_strategy(t, solver.average_strategy())
     assert solver.iteration == ITERATIONS
-    # Ten times the iterations cut NashConv at least by sqrt(10), CFR's worst-case rate.
-    assert late.nash_conv < early.nash_conv / 10**0.5
+    # Ten times the iterations cut NashConv at least by sqrt(10), CFR's worst-case rate, unless it is
+    # already at rounding level (HS-PCFR+ on Kuhn: 0 after 200 iterations).
+    assert late.nash_conv < max(early.nash_conv / 10**0.5, 1e-12)
     assert late.nash_conv < NASH_CONV_BOUND[game_id][algorithm]
     assert abs(late.policy_values[0] - GAME_VALUES[game_id]) <= late.nash_conv
     assert late.policy_values[0] + late.policy_values[1] == pytest.approx(0.0, abs=1e-12)

@@ -79,3 +79,45 @@ def test_the_cli_trains_with_large_parameters(tmp_path: Path, option: list[str])
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "NashConv" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("gamma", "change", "horizon"), [(30.0, -5.0, 1000), (15.0, -5.0, 1000), (2.0, 3.0, 7), (400.0, -300.0, 50)]
+)
+def test_a_schedules_weight_is_the_product_of_its_factors(gamma: float, change: float, horizon: int) -> None:
+    r""":math:`\ln w_t` is :math:`\sum_{s<t} \gamma_s \ln((s+1)/s)` -- the log of the recursion's factors
+    :math:`((s+1)/s)^{\gamma_s}` -- with :math:`\gamma_s = \gamma + c \min(s, T)/T`, before and past :math:`T`."""
+    rule = UpdateRule(gamma=gamma, gamma_change=change, horizon=horizon)
+    total = 0.0
+    for t in range(1, 3 * horizon + 3):
+        if t > 1:
+            total += (gamma + change * min(t - 1, horizon) / horizon) * math.log(t / (t - 1))
+            assert rule.gamma_after(t - 1) == gamma + change * min(t - 1, horizon) / horizon
+        assert rule.log_average_weight(t) == pytest.approx(total, rel=1e-13, abs=1e-13)
+
+
+def test_without_a_schedule_the_weight_is_t_to_the_gamma_exactly() -> None:
+    for gamma in (0.0, 1.0, 2.0, 400.0, -3.0):
+        for t in (1, 2, 7, 1000, 10**7):
+            assert UpdateRule(gamma=gamma).log_average_weight(t) == (gamma * math.log(t) if gamma else 0.0)
+
+
+def test_schedule_parameters_are_checked_and_written_only_when_used() -> None:
+    from adapters.errors import InputError
+
+    for bad in ({"gamma_change": math.inf}, {"gamma_change": math.nan}, {"horizon": 0}, {"horizon": 10.0}):
+        with pytest.raises(InputError):
+            UpdateRule(**bad)
+    assert "horizon" not in UpdateRule(gamma=2.0, horizon=5).parameters()
+    assert UpdateRule(gamma=2.0, gamma_change=1.0, horizon=5).parameters()["horizon"] == 5
+
+
+def test_a_steep_schedule_gives_a_valid_policy() -> None:
+    """Weights up to e^1660 under a schedule (gamma 400 falling to 100) go through the same rescaling."""
+    t = tree("openspiel:kuhn_poker")
+    solver = make_solver(t, "pcfr+", UpdateRule(math.inf, -math.inf, 400.0, True, gamma_change=-300.0, horizon=100))
+    solver.run(300)
+    average = solver.average_strategy()
+    assert np.all(np.isfinite(average)) and np.allclose(average.sum(axis=1), 1.0)
+    assert solver.state()["scalars"][1] > 0.0  # the scale was raised
+    assert np.isfinite(exploitability_of_strategy(t, average).nash_conv)

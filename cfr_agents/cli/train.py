@@ -140,6 +140,8 @@ def _new_solver(args: argparse.Namespace) -> tuple[Solver, int]:
         allowed = "; ".join(f"{algo}: --{'/--'.join(names)}" for algo, names in TUNABLE.items())
         raise InputError(f"--{'/--'.join(overrides)} do not apply to --algo {args.algo} ({allowed})")
     rule = replace(ALGORITHMS[args.algo], **overrides)
+    if rule.scheduled and args.iterations is not None:
+        rule = replace(rule, horizon=args.iterations)  # a schedule spans the run: T = --iterations
     sampling = args.sampling or "none"
     if sampling != "none":
         check_sampling(sampling, rule, args.averaging, args.epsilon, args.chance_draws)

@@ -16,6 +16,7 @@ from cfr_agents.solvers import (
     cfr_plus,
     dcfr_plus,
     discounted_cfr,
+    hs_pcfr_plus,
     linear_cfr,
     predictive_cfr_plus,
     predictive_dcfr_plus,
@@ -33,6 +34,7 @@ _MODULES: tuple[ModuleType, ...] = (
     predictive_cfr_plus,
     dcfr_plus,
     predictive_dcfr_plus,
+    hs_pcfr_plus,
 )
 ALGORITHMS: dict[str, UpdateRule] = {module.NAME: module.RULE for module in _MODULES}
 TUNABLE: dict[str, tuple[str, ...]] = {module.NAME: module.TUNABLE for module in _MODULES if hasattr(module, "TUNABLE")}

@@ -14,7 +14,10 @@ OpenSpiel's solvers do). For the updating player ``i`` on the compiled tree:
   with ``discount_first`` the regrets so far are discounted with iteration :math:`t-1`'s weights
   before :math:`r^t` is added, :math:`R^t = d_{t-1}(R^{t-1}) + r^t`, and regrets are matched on
   :math:`d_t(R^t)` (DCFR+ and PDCFR+, Xu et al. 2024);
-* average strategy numerator :math:`C^t = C^{t-1} + t^\gamma\,\pi^{\sigma^t}_i(I)\,\sigma^t(I,\cdot)`;
+* average strategy numerator :math:`C^t = C^{t-1} + t^\gamma\,\pi^{\sigma^t}_i(I)\,\sigma^t(I,\cdot)`,
+  or under a hyperparameter schedule (HS-PCFR+, Zhang, McAleer & Sandholm 2024) the weight
+  :math:`e^{L_t}` that unrolls :math:`C^t = C^{t-1} ((t-1)/t)^{\gamma_{t-1}} + \pi^{\sigma^t}_i(I)\,\sigma^t(I,\cdot)`
+  (:mod:`~cfr_agents.solvers.update_rule`);
 * next strategy by regret matching,
   :math:`\sigma^{t+1}(I,a) = [R^t(I,a) + m(I,a)]^+ / \sum_b [R^t(I,b) + m(I,b)]^+`
   (uniform when the denominator is 0), with prediction :math:`m = r^t` for predictive
@@ -86,6 +89,8 @@ class FullTreeSolver:
             self.rule.alpha,
             self.rule.beta,
             self.rule.gamma,
+            self.rule.gamma_change,
+            float(self.rule.horizon),
             self.rule.predictive,
             self.rule.discount_first,
             self._levels,

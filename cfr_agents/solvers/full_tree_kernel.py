@@ -11,7 +11,9 @@ player's infosets, with no Python between iterations. For the updating player :m
 2. bottom-up over :math:`i`'s infosets, deepest level first:
    :math:`v(I) = \sum_a \sigma^t(I,a)\,q(Ia)`, added into :math:`q(\mathrm{parent}(I))`, and
    :math:`C^t(I,\cdot) = C^{t-1}(I,\cdot) + w_t\,x_i(\mathrm{parent}(I))\,\sigma^t(I,\cdot)` while
-   :math:`x_i` is still :math:`\sigma^t`'s;
+   :math:`x_i` is still :math:`\sigma^t`'s, with :math:`\ln w_t` from
+   :func:`~cfr_agents.solvers.update_rule.log_average_weight` (:math:`\gamma \ln t`, or the
+   hyperparameter schedule's :math:`L_t`);
 3. top-down: :math:`r = q(Ia) - v(I)`; :math:`R^t = d_t(R^{t-1} + r)`, or with ``discount_first``
    :math:`R^t = d_{t-1}(R^{t-1}) + r`; :math:`\sigma^{t+1} \propto [R^t + m]^+`, or
    :math:`[d_t(R^t) + m]^+`; and at once
@@ -29,18 +31,21 @@ import math
 import numpy as np
 from numba import njit
 
-from cfr_agents.solvers.update_rule import RESCALE_LOG, compiled_discount
+from cfr_agents.solvers.update_rule import RESCALE_LOG, compiled_discount, compiled_log_average_weight
 
 
 @njit(cache=True, error_model="numpy")
-def _average_weight(gamma: float, t: float, scalars: np.ndarray, cumulative: np.ndarray) -> float:
-    """:class:`~cfr_agents.solvers.update_rule.AverageScale`'s :math:`w_t / e^K`; ``scalars[1] = K``.
-    Raising :math:`K` rescales ``cumulative`` in place first."""
-    log_weight = gamma * math.log(t) if gamma != 0.0 else 0.0
+def _average_weight(
+    gamma: float, gamma_change: float, horizon: float, t: float, scalars: np.ndarray, cumulative: np.ndarray
+) -> float:
+    """:math:`w_t / e^K` (see :mod:`~cfr_agents.solvers.update_rule`); ``scalars[1] = K``.
+    Raising :math:`K` rescales ``cumulative`` in place first. Without a schedule and while
+    :math:`K = 0`, :math:`w_t` is the plain power :math:`t^\\gamma`."""
+    log_weight = compiled_log_average_weight(gamma, gamma_change, horizon, t)
     if log_weight - scalars[1] > RESCALE_LOG:
         cumulative *= math.exp(scalars[1] - log_weight)
         scalars[1] = log_weight
-    if scalars[1] == 0.0:
+    if scalars[1] == 0.0 and gamma_change == 0.0:
         return float(t**gamma)
     return math.exp(log_weight - scalars[1])
 
@@ -52,6 +57,8 @@ def _update_player(
     alpha: float,
     beta: float,
     gamma: float,
+    gamma_change: float,
+    horizon: float,
     predictive: bool,
     discount_first: bool,
     levels: np.ndarray,
@@ -76,7 +83,7 @@ def _update_player(
     utility = chance_utility[player]
     for z in range(own.shape[0]):  # q(sigma_i(z)) += c(z) u_i(z) x_{-i}(sigma_{-i}(z))
         q[own[z]] += utility[z] * x[other[z]]
-    weight = _average_weight(gamma, t, scalars, cumulative)
+    weight = _average_weight(gamma, gamma_change, horizon, t, scalars, cumulative)
     for level in range(level_count[player] - 1, -1, -1):  # bottom-up
         for infoset in range(levels[player, level, 0], levels[player, level, 1]):
             reach = weight * x[parent[infoset]]
@@ -120,6 +127,8 @@ def run_iterations(
     alpha: float,
     beta: float,
     gamma: float,
+    gamma_change: float,
+    horizon: float,
     predictive: bool,
     discount_first: bool,
     levels: np.ndarray,
@@ -148,6 +157,8 @@ def run_iterations(
                     alpha,
                     beta,
                     gamma,
+                    gamma_change,
+                    horizon,
                     predictive,
                     discount_first,
                     levels,

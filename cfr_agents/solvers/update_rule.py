@@ -13,6 +13,14 @@ Every weight is computed so that any finite parameter works at any iteration:
 Where nothing can overflow (:math:`|x| <` :data:`RESCALE_LOG`, :math:`K = 0`) the weights are the
 plain powers, so results equal those of the direct formulas bit for bit.
 The sampling kernels compile these same two discount functions with Numba.
+
+A hyperparameter schedule (Zhang, McAleer & Sandholm 2024) lets the average's exponent move with the
+iteration: the recursion :math:`C^t = C^{t-1} ((t-1)/t)^{\gamma_{t-1}} + \pi_i(I)\,\sigma^t(I)`
+with :math:`\gamma_s = \gamma + c\,\min(s, T)/T` (see :func:`scheduled_gamma`). Unrolled, it weights
+iteration :math:`t` by :math:`w_t = e^{L_t}` relative to the others, with
+:math:`L_t = \sum_{s=1}^{t-1} \gamma_s (\ln(s+1) - \ln s)`, which :func:`log_average_weight` sums in
+closed form; a constant exponent (:math:`c = 0`) gives back :math:`L_t = \gamma \ln t`, so the rules
+without a schedule keep their weights, bit for bit.
 """
 
 from __future__ import annotations
@@ -26,6 +34,8 @@ from adapters.errors import InputError
 
 RESCALE_LOG = 600.0
 """Largest exponent used directly; ``exp(600)`` is about ``1e260``, well inside float64."""
+DEFAULT_HORIZON = 1000
+"""The schedule's :math:`T` unless a rule says otherwise: the 1,000 iterations the paper's experiments run."""
 
 
 @dataclass(frozen=True)
@@ -37,13 +47,22 @@ class UpdateRule:
     beta: float = math.inf
     """Negative cumulative regrets are multiplied by ``t^beta / (t^beta + 1)``; ``-inf``: by 0 (RM+)."""
     gamma: float = 0.0
-    """Iteration ``t`` adds to the average strategy with weight ``t^gamma``."""
+    """Iteration ``t`` adds to the average strategy with weight ``t^gamma`` (under a schedule, the
+    exponent's value before the first iteration)."""
     predictive: bool = False
     """Regret matching on ``R^t + r^t`` (predictive CFR+) instead of ``R^t``."""
     discount_first: bool = False
     """Discount the regrets so far with the previous iteration's weights, then add the new regret:
     :math:`R^t = d_{t-1}(R^{t-1}) + r^t`, and match regrets on :math:`d_t(R^t)` (plus the prediction),
     as DCFR+ and PDCFR+ do (Xu et al. 2024). Otherwise :math:`R^t = d_t(R^{t-1} + r^t)`, as DCFR does."""
+    gamma_change: float = 0.0
+    """The hyperparameter schedule of the average's exponent (Zhang, McAleer & Sandholm 2024): after
+    :math:`s` iterations it is :math:`\\gamma_s = \\gamma + c\\,\\min(s, T)/T` with ``c = gamma_change`` and
+    ``T = horizon``, and the average is the recursion :math:`C^t = C^{t-1} ((t-1)/t)^{\\gamma_{t-1}} + \\pi_i\\sigma^t`.
+    ``0``: the constant ``gamma`` (weight ``t^gamma``), as every rule without a schedule."""
+    horizon: int = DEFAULT_HORIZON
+    """The schedule's :math:`T`, the number of iterations the run is meant to make; past it the exponent
+    stays at :math:`\\gamma + c`. Used only when ``gamma_change`` is not 0."""
 
     def __post_init__(self) -> None:
         if math.isnan(self.alpha) or math.isnan(self.beta) or not math.isfinite(self.gamma):
@@ -51,14 +70,31 @@ class UpdateRule:
                 f"alpha and beta must be numbers (+-inf allowed) and gamma finite; got "
                 f"alpha={self.alpha}, beta={self.beta}, gamma={self.gamma}"
             )
+        if not math.isfinite(self.gamma_change):
+            raise InputError(f"gamma_change must be finite; got {self.gamma_change}")
+        if isinstance(self.horizon, bool) or not isinstance(self.horizon, int) or self.horizon < 1:
+            raise InputError(f"horizon must be a whole number of iterations, at least 1; got {self.horizon!r}")
+
+    @property
+    def scheduled(self) -> bool:
+        """Whether the average's exponent follows a schedule (``gamma_change`` is not 0)."""
+        return self.gamma_change != 0.0
+
+    def gamma_after(self, s: int) -> float:
+        """:math:`\\gamma_s`, the exponent after :math:`s` iterations:
+        :math:`C^{s+1} = C^s (s/(s+1))^{\\gamma_s} + \\pi_i\\sigma^{s+1}`."""
+        return scheduled_gamma(self.gamma, self.gamma_change, float(self.horizon), float(s))
 
     def log_average_weight(self, t: int) -> float:
-        """:math:`\\ln w_t = \\gamma \\ln t`."""
-        return self.gamma * math.log(t) if self.gamma != 0.0 else 0.0
+        """:math:`\\ln w_t`: :math:`\\gamma \\ln t`, or :math:`L_t` under a schedule."""
+        return log_average_weight(self.gamma, self.gamma_change, float(self.horizon), float(t))
 
-    def parameters(self) -> dict[str, float | bool | str]:
-        """JSON-friendly parameters (infinities as strings)."""
-        return {k: (str(v) if isinstance(v, float) and math.isinf(v) else v) for k, v in asdict(self).items()}
+    def parameters(self) -> dict[str, float | bool | str | int]:
+        """JSON-friendly parameters (infinities as strings); the schedule's only when there is one."""
+        fields = asdict(self)
+        if not self.scheduled:
+            del fields["gamma_change"], fields["horizon"]
+        return {k: (str(v) if isinstance(v, float) and math.isinf(v) else v) for k, v in fields.items()}
 
 
 def discount(exponent: float, t: float) -> float:
@@ -84,7 +120,33 @@ def log_discount(exponent: float, t: float) -> float:
     return -(max(-x, 0.0) + math.log1p(math.exp(-abs(x))))
 
 
+def scheduled_gamma(gamma: float, change: float, horizon: float, s: float) -> float:
+    """:math:`\\gamma_s = \\gamma + c\\,\\min(s, T)/T`; the paper's HS-PCFR+(30) is
+    :math:`\\gamma = 30`, :math:`c = -5`: :math:`\\gamma_s = 30 - 5 s/T`."""
+    return gamma + change * min(s, horizon) / horizon
+
+
+def log_average_weight(gamma: float, change: float, horizon: float, t: float) -> float:
+    r""":math:`\ln w_t` for iteration :math:`t \ge 1`: :math:`\gamma \ln t` when :math:`c = 0`, else
+    :math:`L_t = \sum_{s=1}^{t-1} \gamma_s (\ln(s+1) - \ln s)`.
+
+    With :math:`\gamma_s = \gamma + (c/T) s` up to :math:`s = T`, summation by parts,
+    :math:`\sum_{s=1}^{n} s (\ln(s+1) - \ln s) = n \ln(n+1) - \ln n!`, gives for :math:`t \le T + 1`
+    :math:`L_t = \gamma \ln t + (c/T)\,((t-1) \ln t - \ln\Gamma(t))`; beyond, the constant
+    :math:`\gamma + c` adds :math:`(\gamma + c)(\ln t - \ln(T+1))`.
+    """
+    if change == 0.0:
+        return gamma * math.log(t) if gamma != 0.0 else 0.0
+    linear = min(t, horizon + 1.0)
+    log = gamma * math.log(linear) + change / horizon * ((linear - 1.0) * math.log(linear) - math.lgamma(linear))
+    if t > linear:
+        log += (gamma + change) * (math.log(t) - math.log(linear))
+    return log
+
+
 compiled_discount = njit(cache=True, error_model="numpy")(discount)
 """:func:`discount` compiled, for the kernels."""
 compiled_log_discount = njit(cache=True, error_model="numpy")(log_discount)
 """:func:`log_discount` compiled, for the kernels."""
+compiled_log_average_weight = njit(cache=True, error_model="numpy")(log_average_weight)
+""":func:`log_average_weight` compiled, for the kernels."""

@@ -84,6 +84,11 @@ def check_sampling(
             "DCFR+ and PDCFR+ discount each regret before adding the new one, every iteration; "
             "they run on the full tree only (use --sampling none)"
         )
+    if rule.scheduled:
+        raise InputError(
+            "a hyperparameter schedule (HS-PCFR+) moves the average's exponent every iteration; "
+            "it runs on the full tree only (use --sampling none)"
+        )
     if averaging is not None and averaging not in scheme.averaging:
         raise InputError(
             f"--averaging {averaging} does not apply to {sampling} sampling; choose from {', '.join(scheme.averaging)}"
