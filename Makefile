@@ -9,7 +9,7 @@ MODELS := eval/opponents/models
 DEMO_SHIPPED := $(if $(wildcard $(MODELS)/rlcard-nfsp_leduc-holdem.json),rlcard-nfsp) \
 	$(if $(wildcard $(MODELS)/rlcard-cfr_leduc-holdem.json),rlcard-cfr)
 
-.PHONY: demo test test-slow lint bench bench-opponents docs clean
+.PHONY: demo test test-slow lint bench bench-opponents bench-neural docs clean
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,10 @@ bench: $(VENV)/.bench
 bench-opponents: $(VENV)/.test
 	$(BIN)/python benchmarks/opponents.py --out benchmarks/results/opponents.md
 	$(BIN)/python benchmarks/opponent_tables.py --out-dir benchmarks/results
+
+# Neural CFR beside OpenSpiel's Deep CFR: about 2.5 hours (5 min x 3 seeds and 20 min x 1 seed, 4 solvers).
+bench-neural: $(VENV)/.test
+	$(BIN)/python benchmarks/neural.py --out benchmarks/results/neural.md
 
 # The documentation site (docs/, Sphinx + MyST) with the API reference; warnings are errors.
 docs: $(VENV)/.docs

@@ -13,6 +13,11 @@ answers everything a solver or an evaluator needs:
 Public methods check their preconditions and delegate to small private hooks
 (``_player``, ``_outcomes``, ``_actions``, ``_apply``, ``_payoffs``, ``_key``),
 so every adapter refuses an illegal action or a misplaced call the same way.
+
+A whole-tree walk (:func:`adapters.walk.walk`) asks the game for its :class:`TreeOps`: the same six
+operations as plain functions over states of any type. By default they are the checked public
+methods above; an adapter may hand out its toolkit's own states and calls instead, which answer
+alike but skip the checks a walk that only follows legal moves never needs.
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cached_property
-from typing import Final
+from typing import Any, Final, Generic, TypeVar
 
 from adapters.errors import IllegalActionError, InputError
 
@@ -111,6 +117,35 @@ class State(ABC):
     def _key(self, player: int) -> str: ...
 
 
+S = TypeVar("S")
+
+
+@dataclass(frozen=True)
+class TreeOps(Generic[S]):
+    """The operations of a whole-tree walk as plain functions of a state of type ``S``.
+
+    Each answers as the :class:`State` method of the same meaning does (``player`` is
+    ``current_player``, ``outcomes`` is ``chance_outcomes``, ``actions`` is ``legal_actions``,
+    ``child``, ``returns``, ``key`` is ``information_state_key``); the sequences may be lists or
+    tuples; ``child`` leaves its state as it was. If :attr:`actions_follow_key`, ``actions`` is asked
+    once per key, at its first state.
+    """
+
+    root: S
+    player: Callable[[S], int]
+    outcomes: Callable[[S], Sequence[tuple[int, float]]]
+    actions: Callable[[S], Sequence[int]]
+    child: Callable[[S, int], S]
+    returns: Callable[[S], Sequence[float]]
+    key: Callable[[S, int], str]
+    apply_in_place: Callable[[S, int], None] | None = None
+    """Turns a state itself into its child: the walk makes a state's last child this way, as it no
+    longer needs the state. ``None`` (states that cannot change): ``child`` makes every child."""
+    actions_follow_key: bool = False
+    """The toolkit guarantees that the states of one key have the same legal actions; otherwise the
+    walk asks every state and refuses a key whose states differ."""
+
+
 class Game(ABC):
     """A two-player zero-sum extensive-form game with perfect recall."""
 
@@ -131,6 +166,19 @@ class Game(ABC):
     @abstractmethod
     def rules(self) -> Mapping[str, object]:
         """The rule parameters that define the game, as JSON-serialisable values."""
+
+    def tree_ops(self) -> TreeOps[Any]:
+        """The operations :func:`adapters.walk.walk` enumerates the tree with: by default the public,
+        checked :class:`State` methods, from :meth:`new_initial_state`."""
+        return TreeOps(
+            root=self.new_initial_state(),
+            player=lambda state: state.current_player(),
+            outcomes=lambda state: state.chance_outcomes(),
+            actions=lambda state: state.legal_actions(),
+            child=lambda state, action: state.child(action),
+            returns=lambda state: state.returns(),
+            key=lambda state, player: state.information_state_key(player),
+        )
 
     @cached_property
     def rules_fingerprint(self) -> str:

@@ -11,10 +11,11 @@ import os
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any
 
 import pyspiel
 
-from adapters.base import NUM_PLAYERS, Game, State
+from adapters.base import NUM_PLAYERS, Game, State, TreeOps
 from adapters.errors import UnknownGameError, UnsupportedGameError
 
 PREFIX = "openspiel:"
@@ -39,12 +40,54 @@ def _load_pyspiel(game_string: str) -> pyspiel.Game:
     name = game_string.split("(", 1)[0]
     if name not in pyspiel.registered_names():
         raise UnknownGameError(f"unknown OpenSpiel game {name!r}")
+    if name == "universal_poker":
+        _check_universal_poker(game_string)
     try:
         with _quiet_stderr():
             return pyspiel.load_game(game_string)
     except Exception as error:  # SpielError, or a C++ exception as pybind maps it (nfg_game: IndexError)
         first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise UnknownGameError(f"OpenSpiel cannot load {game_string!r}: {first_line}") from None
+
+
+def _check_universal_poker(game_string: str) -> None:
+    """Refuse the deck sizes that OpenSpiel's ``universal_poker`` does not check before it crashes the
+    process (its card library prints "invalid number of ranks" and the process dies with a segmentation
+    fault): from 1 to 13 ranks, 1 to 4 suits, at least one hole card, and enough cards to deal."""
+    try:
+        given = pyspiel.game_parameters_from_string(game_string)
+    except Exception as error:  # SpielError: a malformed parameter list
+        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise UnknownGameError(f"OpenSpiel cannot parse {game_string!r}: {first_line}") from None
+    defaults = pyspiel.load_game("universal_poker").get_parameters()
+
+    def number(key: str) -> int:
+        value = given.get(key, defaults[key])
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise UnknownGameError(f"universal_poker's {key} must be a whole number, got {value!r}") from None
+
+    ranks, suits, hole, players = number("numRanks"), number("numSuits"), number("numHoleCards"), number("numPlayers")
+    board_text = str(given.get("numBoardCards", defaults["numBoardCards"]))
+    try:
+        board = sum(int(part) for part in board_text.split())
+    except ValueError:
+        raise UnknownGameError(f"universal_poker's numBoardCards must be whole numbers, got {board_text!r}") from None
+    problem = (
+        f"numRanks must be from 1 to 13, got {ranks}"
+        if not 1 <= ranks <= 13
+        else f"numSuits must be from 1 to 4, got {suits}"
+        if not 1 <= suits <= 4
+        else f"numHoleCards must be at least 1, got {hole}"
+        if hole < 1
+        else f"{players} players' {hole} hole cards and {board} board cards need {players * hole + board} cards; "
+        f"the deck has {ranks * suits}"
+        if players * hole + board > ranks * suits
+        else ""
+    )
+    if problem:
+        raise UnknownGameError(f"OpenSpiel cannot load {game_string!r}: universal_poker's {problem}")
 
 
 def check_supported(game: pyspiel.Game, game_string: str) -> None:
@@ -115,6 +158,24 @@ class OpenSpielGame(Game):
 
     def new_initial_state(self) -> OpenSpielState:
         return OpenSpielState(self.pyspiel_game.new_initial_state())
+
+    def tree_ops(self) -> TreeOps[Any]:
+        """``pyspiel.State`` methods on ``pyspiel`` states: what :class:`OpenSpielState` calls, unwrapped.
+
+        Legal actions are asked once per information state, as OpenSpiel's own tabular policies do
+        (``GetLegalActionsMap`` reads them from the first state of each).
+        """
+        return TreeOps(
+            root=self.pyspiel_game.new_initial_state(),
+            player=pyspiel.State.current_player,
+            outcomes=pyspiel.State.chance_outcomes,
+            actions=pyspiel.State.legal_actions,
+            child=pyspiel.State.child,
+            returns=pyspiel.State.returns,
+            key=pyspiel.State.information_state_string,
+            apply_in_place=pyspiel.State.apply_action,
+            actions_follow_key=True,
+        )
 
     def action_name(self, action: int) -> str:
         state = self.pyspiel_game.new_initial_state()

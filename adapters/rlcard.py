@@ -29,7 +29,7 @@ from typing import Any
 import rlcard
 
 import adapters.rlcard_kuhn as rlcard_kuhn
-from adapters.base import CHANCE, TERMINAL, Game, State, replay
+from adapters.base import CHANCE, TERMINAL, Game, State, TreeOps, replay
 from adapters.errors import InputError, UnknownGameError
 
 PREFIX = "rlcard:"
@@ -75,6 +75,9 @@ class _Spec:
     """Chance events before the first decision, in engine order: ``"card"`` or ``"seat"``."""
     deck: Callable[[Any], list[Any]]
     clone: Callable[[Any], Any]
+    hold_cards: Callable[[Any, Sequence[Any], Any], None]
+    """Give the players of an engine (a clone, never a state's) the given cards, player ``i`` the
+    ``i``-th, and make the public card the one given (``None``: none dealt); nothing else changes."""
     key: Callable[[Mapping[str, Any], int, ActionRecord], str]
     rules: Callable[[Any], dict[str, object]]
 
@@ -89,21 +92,39 @@ def _kuhn_deck(engine: Any) -> list[Any]:
     return deck
 
 
+def _shallow_copy(thing: Any) -> Any:
+    """``copy.copy`` of a plain object (one with a ``__dict__``, no ``__slots__`` and no ``__copy__``,
+    as RLCard's game objects are): a new instance of its class sharing its attribute values."""
+    clone = object.__new__(type(thing))
+    clone.__dict__.update(thing.__dict__)
+    return clone
+
+
 def _clone_leduc(engine: Any) -> Any:
     """A copy that shares nothing mutable with ``engine`` (the fields RLCard's own
     ``step_back`` snapshots: round, its raised chips, players, deck, public card)."""
-    clone = copy.copy(engine)
-    clone.round = copy.copy(engine.round)
+    clone = _shallow_copy(engine)
+    clone.round = _shallow_copy(engine.round)
     clone.round.raised = list(engine.round.raised)
-    clone.players = [copy.copy(player) for player in engine.players]
-    clone.dealer = copy.copy(engine.dealer)
+    clone.players = [_shallow_copy(player) for player in engine.players]
+    clone.dealer = _shallow_copy(engine.dealer)
     clone.dealer.deck = list(engine.dealer.deck)
     clone.history = []
     return clone
 
 
+def _leduc_hold_cards(engine: Any, hands: Sequence[Any], public: Any) -> None:
+    for player, card in zip(engine.players, hands, strict=True):
+        player.hand = card
+    engine.public_card = public
+
+
+def _kuhn_hold_cards(engine: Any, hands: Sequence[Any], public: Any) -> None:
+    engine.hands = list(hands)
+
+
 def _clone_kuhn(engine: Any) -> Any:
-    clone = copy.copy(engine)
+    clone = _shallow_copy(engine)
     clone.deck = list(engine.deck)
     clone.hands = list(engine.hands)
     clone.history = list(engine.history)
@@ -141,6 +162,7 @@ _SPECS = {
         deal=("card", "card", "seat"),
         deck=_leduc_deck,
         clone=_clone_leduc,
+        hold_cards=_leduc_hold_cards,
         key=leduc_infoset_key,
         rules=_leduc_rules,
     ),
@@ -150,10 +172,15 @@ _SPECS = {
         deal=("card", "card"),
         deck=_kuhn_deck,
         clone=_clone_kuhn,
+        hold_cards=_kuhn_hold_cards,
         key=kuhn_infoset_key,
         rules=_kuhn_rules,
     ),
 }
+
+
+def _uniform(cards: Sequence[int]) -> tuple[tuple[int, float], ...]:
+    return tuple((card, 1.0 / len(cards)) for card in cards)
 
 
 class _ScriptedRandom:
@@ -218,14 +245,8 @@ class RLCardState(State):
     def _outcomes(self) -> tuple[tuple[int, float], ...]:
         game = self._game
         if self._engine is None:
-            event = game.spec.deal[len(self._deal)]
-            if event == "seat":
-                return tuple((seat, 1.0 / game.num_players) for seat in range(game.num_players))
-            dealt = {o for o, e in zip(self._deal, game.spec.deal[: len(self._deal)], strict=True) if e == "card"}
-            cards = [i for i in range(len(game.deck)) if i not in dealt]
-        else:
-            cards = sorted(game.deck_index[_card_name(c)] for c in game.spec.deck(self._engine))
-        return tuple((card, 1.0 / len(cards)) for card in cards)
+            return game.deal_outcomes(self._deal)
+        return _uniform(sorted(game.deck_index[_card_name(c)] for c in game.spec.deck(self._engine)))
 
     def _actions(self) -> tuple[int, ...]:
         names = self._engine.get_legal_actions()
@@ -270,6 +291,135 @@ class RLCardState(State):
         return f"deal {list(self._deal)} actions {[a for _, a in self._record]}"
 
 
+class _Plan:
+    """One node of the betting that follows a deal's seat outcomes, played once on RLCard's engine.
+
+    RLCard's engines never read the cards to run the betting (who acts, the legal actions, the
+    chips, when a public card is dealt and when the hand ends); the cards matter only to the keys
+    and the payoffs. So one plan per seat assignment serves every deal with it, and
+    :class:`_PlannedWalk` takes each deal's keys and payoffs from its own cards.
+    """
+
+    __slots__ = ("_children", "_game", "actions", "dealt", "engine", "player", "record")
+
+    def __init__(self, game: RLCardGame, engine: Any, record: tuple[tuple[int, str], ...], dealt: _Plan | None) -> None:
+        self._game = game
+        self._children: dict[int, _Plan] = {}
+        self.engine = engine
+        """The engine at this node, after the representative deal the plan was played with."""
+        self.record = record
+        self.dealt = dealt
+        """At a public deal (a chance node): the plan after the engine dealt."""
+        self.actions: tuple[int, ...] = ()
+        if dealt is not None:
+            self.player = CHANCE
+        elif engine.is_over():
+            self.player = TERMINAL
+        else:
+            self.player = int(engine.get_player_id())
+            self.actions = tuple(sorted(game.actions.index(name) for name in engine.get_legal_actions()))
+
+    def child(self, action: int) -> _Plan:
+        """The plan after player action ``action``, played on a clone of the engine the first time."""
+        plan = self._children.get(action)
+        if plan is None:
+            game = self._game
+            name = game.actions[action]
+            record = (*self.record, (self.player, name))
+            engine = game.spec.clone(self.engine)
+            cards_left = len(game.spec.deck(engine))
+            engine.step(name)
+            plan = _Plan(game, engine, record, None)
+            if len(game.spec.deck(engine)) < cards_left:  # the engine dealt: a chance node first
+                plan = _Plan(game, self.engine, record, plan)
+            self._children[action] = plan
+        return plan
+
+
+_Walked = tuple[tuple[int, ...], _Plan | None, tuple[int, ...], int]
+"""A state of :class:`_PlannedWalk`: the deal so far, its betting plan (``None`` while dealing), the
+players' cards (outcome ids, player ``i``'s the ``i``-th; once dealt) and the public card's (``-1``:
+none dealt)."""
+
+
+class _PlannedWalk:
+    """The operations of :meth:`RLCardGame.tree_ops`: each deal's betting is its seats' :class:`_Plan`,
+    its keys come from the key function and its payoffs from an engine holding its cards."""
+
+    def __init__(self, game: RLCardGame) -> None:
+        self._game = game
+        self._plans: dict[tuple[int, ...], _Plan] = {}
+        self._showdowns: dict[_Plan, Any] = {}
+        """Per terminal plan, a clone of its engine that takes each deal's cards in turn."""
+
+    def ops(self) -> TreeOps[_Walked]:
+        return TreeOps(
+            root=((), None, (), -1),
+            player=self.player,
+            outcomes=self.outcomes,
+            actions=self.actions,
+            child=self.child,
+            returns=self.returns,
+            key=self.key,
+        )
+
+    def player(self, state: _Walked) -> int:
+        plan = state[1]
+        return CHANCE if plan is None else plan.player
+
+    def outcomes(self, state: _Walked) -> tuple[tuple[int, float], ...]:
+        deal, plan, hands, public = state
+        game = self._game
+        if plan is None:
+            return game.deal_outcomes(deal)
+        return _uniform([card for card in range(len(game.deck)) if card not in hands and card != public])
+
+    def actions(self, state: _Walked) -> tuple[int, ...]:
+        plan = state[1]
+        assert plan is not None
+        return plan.actions
+
+    def child(self, state: _Walked, action: int) -> _Walked:
+        deal, plan, hands, public = state
+        if plan is None:
+            deal = (*deal, action)
+            if len(deal) < len(self._game.spec.deal):
+                return deal, None, (), -1
+            return deal, self._plan(deal), tuple(self._game.dealt_cards(deal)), -1
+        if plan.dealt is not None:
+            return deal, plan.dealt, hands, action
+        return deal, plan.child(action), hands, public
+
+    def returns(self, state: _Walked) -> tuple[float, float]:
+        _, plan, hands, public = state
+        assert plan is not None
+        showdown = self._showdowns.get(plan)
+        if showdown is None:
+            showdown = self._showdowns[plan] = self._game.spec.clone(plan.engine)
+        cards = self._game.cards
+        self._game.spec.hold_cards(showdown, [cards[card] for card in hands], cards[public] if public >= 0 else None)
+        first, second = showdown.get_payoffs()
+        return float(first), float(second)
+
+    def key(self, state: _Walked, player: int) -> str:
+        _, plan, hands, public = state
+        assert plan is not None
+        deck = self._game.deck
+        raw_obs = {
+            "hand": deck[hands[player]],
+            "public_card": deck[public] if public >= 0 else None,
+            "current_player": plan.player,
+        }
+        return self._game.spec.key(raw_obs, player, plan.record)
+
+    def _plan(self, deal: tuple[int, ...]) -> _Plan:
+        seats = tuple(o for o, e in zip(deal, self._game.spec.deal, strict=True) if e == "seat")
+        plan = self._plans.get(seats)
+        if plan is None:
+            plan = self._plans[seats] = _Plan(self._game, self._game.deal_engine(deal), (), None)
+        return plan
+
+
 class RLCardGame(Game):
     """``rlcard:<env id>`` for ``leduc-holdem`` and ``kuhn-poker``."""
 
@@ -288,20 +438,39 @@ class RLCardGame(Game):
         probe = _ScriptedRandom([], [0] * self.spec.deal.count("seat"))
         self._template.np_random = probe
         self._template.init_game()
-        self.deck = [_card_name(card) for card in probe.unshuffled]
+        self.cards = list(probe.unshuffled)
+        """The engine's card objects in unshuffled deck order (card outcome ``i`` is ``cards[i]``)."""
+        self.deck = [_card_name(card) for card in self.cards]
         self.deck_index = {name: i for i, name in enumerate(self.deck)}
+
+    def deal_outcomes(self, deal: Sequence[int]) -> tuple[tuple[int, float], ...]:
+        """The chance outcomes after the first ``len(deal)`` events of the deal: a seat, or a card
+        of those not dealt yet."""
+        if self.spec.deal[len(deal)] == "seat":
+            return tuple((seat, 1.0 / self.num_players) for seat in range(self.num_players))
+        return _uniform([i for i in range(len(self.deck)) if i not in self.dealt_cards(deal)])
+
+    def dealt_cards(self, deal: Sequence[int]) -> list[int]:
+        """The card outcomes of ``deal``, in order: player ``i`` holds the ``i``-th."""
+        return [o for o, e in zip(deal, self.spec.deal, strict=False) if e == "card"]
 
     def deal_engine(self, deal: Sequence[int]) -> Any:
         """A fresh engine after ``init_game`` with the chance outcomes ``deal``."""
-        cards = [o for o, e in zip(deal, self.spec.deal, strict=True) if e == "card"]
         seats = [o for o, e in zip(deal, self.spec.deal, strict=True) if e == "seat"]
         engine = copy.copy(self._template)
-        engine.np_random = _ScriptedRandom(cards, seats)
+        engine.np_random = _ScriptedRandom(self.dealt_cards(deal), seats)
         engine.init_game()
         return engine
 
     def new_initial_state(self) -> RLCardState:
         return RLCardState(self, (), None, None, (), ())
+
+    def tree_ops(self) -> TreeOps[Any]:
+        """Operations that play each seat assignment's betting once on the engine (see :class:`_Plan`)
+        and give every deal its keys, from the key function that :meth:`key_from_env_state` uses, and
+        its payoffs, from ``get_payoffs()`` of the engine holding the deal's cards. They answer as
+        :class:`RLCardState` does, state for state."""
+        return _PlannedWalk(self).ops()
 
     def __reduce__(self) -> tuple[Callable[[str], RLCardGame], tuple[str]]:
         """Pickled as its env id; unpickled as this process's one game of that id."""

@@ -72,7 +72,8 @@ class Run:
     compile_seconds: float
 
 
-def converge(tree: cfr_agents.CompiledTree, algorithm: str, budget: float) -> Run:
+def converge(tree: cfr_agents.CompiledTree, algorithm: str, budget: float, stop: float = THRESHOLDS[-1]) -> Run:
+    """One fresh solver, checked twenty times per decade, until NashConv <= ``stop`` or ``budget`` solve seconds."""
     solver = cfr_agents.make_solver(tree, algorithm)
     assert isinstance(solver, FullTreeSolver)
     compile_seconds = solver.compile()
@@ -86,7 +87,7 @@ def converge(tree: cfr_agents.CompiledTree, algorithm: str, budget: float) -> Ru
         for index, threshold in enumerate(THRESHOLDS):
             if reached[index] is None and value <= threshold:
                 reached[index] = Reached(mark, solve)
-        if reached[-1] is not None or solve >= budget:
+        if value <= stop or solve >= budget:
             break
     return Run(algorithm, tuple(reached), solver.iteration, solve, value, compile_seconds)
 

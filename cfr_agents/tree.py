@@ -1,5 +1,9 @@
 """The compiled game tree: one walk over an adapter, then arrays that solvers and evaluators share.
 
+The walk (:func:`adapters.walk.walk`) records the tree in preorder; :func:`compile_tree` numbers its
+infosets and sequences with whole-array operations, and keeps the result in the on-disk tree cache
+(:mod:`cfr_agents.tree_cache`), from which later processes load it instead of walking again.
+
 Layout (``A`` = the most legal actions at any infoset, ``N`` = infosets):
 
 * Infosets are numbered so that each player's infosets are contiguous and, within a
@@ -21,15 +25,20 @@ kept as well, for samplers and for exact values between arbitrary agents.
 from __future__ import annotations
 
 import functools
+import itertools
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from adapters import Game, State, load_game
-from adapters.base import CHANCE, NUM_PLAYERS, TERMINAL
+from adapters import Game, load_game
+from adapters.base import NUM_PLAYERS
 from adapters.errors import InputError, UnsupportedGameError
+from adapters.walk import Walk, walk
+from cfr_agents.tree_cache import load_or_build
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -69,6 +78,9 @@ class CompiledTree:
     """The action (decision) or outcome (chance) leading to each child."""
     child_probability: FloatArray
     """Chance probability of each edge out of a chance node; ``1.0`` elsewhere."""
+    from_cache: bool = False
+    """Loaded from the tree cache (:mod:`cfr_agents.tree_cache`); :attr:`build_seconds` is then the
+    time the load took."""
     index: dict[str, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -133,107 +145,29 @@ class CompiledTree:
         return x
 
     def summary(self) -> str:
+        how = "loaded from the tree cache" if self.from_cache else "built"
         return (
             f"{self.game_id}: {self.num_infosets:,} infosets, {self.num_decision_nodes:,} decision "
-            f"nodes, {self.num_terminals:,} terminals; built in {self.build_seconds:.2f} s"
+            f"nodes, {self.num_terminals:,} terminals; {how} in {self.build_seconds:.2f} s"
         )
 
 
-@dataclass
-class _Builder:
-    """Mutable scratch space of one compilation walk."""
+def compile_tree(game: Game, *, cache: bool = True) -> CompiledTree:
+    """Walk ``game`` once and return its :class:`CompiledTree` (build time included).
 
-    keys: dict[str, int] = field(default_factory=dict)
-    players: list[int] = field(default_factory=list)
-    actions: list[tuple[int, ...]] = field(default_factory=list)
-    parents: list[tuple[int, int]] = field(default_factory=list)
-    """Per infoset: ``(parent infoset, column)`` of the own previous sequence, ``(-1, 0)`` = root."""
-    depths: list[int] = field(default_factory=list)
-    terminal_sequences: list[tuple[tuple[int, int], tuple[int, int]]] = field(default_factory=list)
-    terminal_chance: list[float] = field(default_factory=list)
-    terminal_utility: list[tuple[float, float]] = field(default_factory=list)
-    node_kind: list[int] = field(default_factory=list)
-    node_infoset: list[int] = field(default_factory=list)
-    node_terminal: list[int] = field(default_factory=list)
-    children: list[list[tuple[int, int, float]]] = field(default_factory=list)
-
-    def add_node(self, kind: int, infoset: int = -1, terminal: int = -1) -> None:
-        self.node_kind.append(kind)
-        self.node_infoset.append(infoset)
-        self.node_terminal.append(terminal)
-
-
-_ROOT = (-1, 0)
-
-
-_Frame = tuple[State, int, float, float, tuple[tuple[int, int], ...], tuple[int, ...], int]
-"""``(state, parent node, edge probability, chance reach, last sequences, depths, edge action)``."""
-
-
-def _walk(builder: _Builder, game: Game, root: State) -> None:
-    """Depth-first over the whole tree, with each player's last sequence and depth on the path."""
-    stack: list[_Frame] = [(root, -1, 1.0, 1.0, (_ROOT, _ROOT), (0, 0), -1)]
-    while stack:
-        state, parent_node, edge_probability, chance_reach, sequences, depths, edge_action = stack.pop()
-        node = len(builder.node_kind)
-        builder.children.append([])
-        if parent_node >= 0:
-            builder.children[parent_node].append((node, edge_action, edge_probability))
-        player = state.current_player()
-        if player == TERMINAL:
-            builder.add_node(KIND_TERMINAL, terminal=len(builder.terminal_chance))
-            builder.terminal_sequences.append((sequences[0], sequences[1]))
-            builder.terminal_chance.append(chance_reach)
-            builder.terminal_utility.append(state.returns())
-        elif player == CHANCE:
-            builder.add_node(KIND_CHANCE)
-            for outcome, probability in reversed(state.chance_outcomes()):
-                child = state.child(outcome)
-                stack.append((child, node, probability, chance_reach * probability, sequences, depths, outcome))
-        else:
-            infoset = _infoset(builder, game, state, player, sequences[player], depths[player])
-            builder.add_node(KIND_DECISION, infoset=infoset)
-            actions = builder.actions[infoset]
-            for column in reversed(range(len(actions))):
-                next_sequences = list(sequences)
-                next_sequences[player] = (infoset, column)
-                next_depths = list(depths)
-                next_depths[player] += 1
-                child = state.child(actions[column])
-                stack.append(
-                    (child, node, 1.0, chance_reach, tuple(next_sequences), tuple(next_depths), actions[column])
-                )
-
-
-def _infoset(builder: _Builder, game: Game, state: State, player: int, parent: tuple[int, int], depth: int) -> int:
-    key = state.information_state_key(player)
-    actions = state.legal_actions()
-    infoset = builder.keys.get(key)
-    if infoset is None:
-        infoset = len(builder.players)
-        builder.keys[key] = infoset
-        builder.players.append(player)
-        builder.actions.append(actions)
-        builder.parents.append(parent)
-        builder.depths.append(depth)
-        return infoset
-    if builder.players[infoset] != player or builder.actions[infoset] != actions:
-        raise UnsupportedGameError(
-            f"{game.game_id}: infoset {key!r} has different players or legal actions at two states"
-        )
-    if builder.parents[infoset] != parent:
-        raise UnsupportedGameError(
-            f"{game.game_id}: infoset {key!r} is reached after different own actions (the keys are not perfect-recall)"
-        )
-    return infoset
-
-
-def compile_tree(game: Game) -> CompiledTree:
-    """Walk ``game`` once and return its :class:`CompiledTree` (build time included)."""
+    With ``cache`` (the default), the tree cache (:mod:`cfr_agents.tree_cache`) is used when it is
+    on: a tree built before for the same game, rules and versions is loaded instead of walked, and a
+    tree walked now is stored. ``cache=False`` always walks and stores nothing.
+    """
     started = time.perf_counter()
-    builder = _Builder()
-    _walk(builder, game, game.new_initial_state())
-    return _assemble(builder, game, started)
+    build = functools.partial(_build, game, started)
+    if not cache:
+        return build()
+    return load_or_build(game, build, _to_arrays, functools.partial(_from_arrays, game, started))
+
+
+def _build(game: Game, started: float) -> CompiledTree:
+    return _assemble(walk(game), game, started)
 
 
 def check_same_strategic_form(source: CompiledTree, target: CompiledTree) -> None:
@@ -275,70 +209,235 @@ def _same_payoffs(source: CompiledTree, target: CompiledTree) -> bool:
 def load_tree(game_id: str) -> CompiledTree:
     """The compiled tree of ``game_id``, compiled once per process (the eight last used are kept).
 
-    Callers share it, so they must not write to its arrays (nothing in this package does).
+    Callers share it, so they must not write to its arrays (nothing in this package does). The tree
+    cache serves it as it serves :func:`compile_tree`.
     """
     return compile_tree(load_game(game_id))
 
 
-def _assemble(builder: _Builder, game: Game, started: float) -> CompiledTree:
-    num_infosets = len(builder.players)
+def _assemble(tree: Walk, game: Game, started: float) -> CompiledTree:
+    """Number infosets and sequences, and lay out the node arrays, from one :class:`Walk`."""
+    num_infosets = len(tree.keys)
     if num_infosets == 0:
         raise UnsupportedGameError(f"{game.game_id} has no decision nodes")
+    parent = tree.parent
+    num_nodes = tree.num_nodes
+    node_kind = np.full(num_nodes, KIND_TERMINAL, dtype=np.int8)
+    node_kind[tree.chance_nodes] = KIND_CHANCE
+    node_kind[tree.decision_nodes] = KIND_DECISION
+    child_start = np.zeros(num_nodes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(parent[1:], minlength=num_nodes), out=child_start[1:])
+    child_node = np.argsort(parent[1:], kind="stable") + 1  # by parent, then in visiting order
+    width = int(tree.key_width.max())
+    node_key = np.full(num_nodes, -1, dtype=np.int64)
+    node_key[tree.decision_nodes] = tree.decision_keys
+    # Each edge out of a decision node as a sequence of old key numbers, key * width + column, in the
+    # parents' order; moved to the children, it is each node's incoming sequence (-1 at the root).
+    edge_parent = parent[child_node]
+    from_chance = node_kind[edge_parent] == KIND_CHANCE
+    sequence_of_edge = node_key[edge_parent] * width + np.arange(num_nodes - 1) - child_start[edge_parent]
+    edge_sequence = np.full(num_nodes, -1, dtype=np.int64)
+    edge_sequence[child_node] = sequence_of_edge
+    key_action = np.full((num_infosets, width), -1, dtype=np.int64)
+    key_action[np.arange(width) < tree.key_width[:, None]] = list(itertools.chain.from_iterable(tree.key_actions))
+    child_action = key_action.ravel()[np.where(from_chance, 0, sequence_of_edge)]  # chance edges: below
+    child_action[from_chance] = tree.chance_outcome
+    decision_player = tree.key_player[tree.decision_keys]
+    node_player = np.full(num_nodes, -1, dtype=np.int64)
+    node_player[tree.decision_nodes] = decision_player
+    parent_player = np.full(num_nodes, -1, dtype=np.int64)
+    parent_player[1:] = node_player[parent[1:]]
+    last = [_last_sequences(parent, parent_player == player, edge_sequence) for player in range(NUM_PLAYERS)]
+
+    arrived = np.where(decision_player == 0, last[0][tree.decision_nodes], last[1][tree.decision_nodes])
+    earlier_max = np.maximum.accumulate(np.concatenate(([-1], tree.decision_keys[:-1])))
+    first_visit = tree.decision_keys > earlier_max  # keys are numbered in order of first visit
+    key_parent = arrived[first_visit]
+    forgetful = np.flatnonzero(arrived != key_parent[tree.decision_keys])
+    if forgetful.size:
+        key = tree.keys[int(tree.decision_keys[forgetful[0]])]
+        raise UnsupportedGameError(
+            f"{game.game_id}: infoset {key!r} is reached after different own actions (the keys are not perfect-recall)"
+        )
+    depth = _own_depths(np.where(key_parent < 0, -1, key_parent // width))
+
     # Number infosets by (player, depth, discovery order).
-    order = sorted(range(num_infosets), key=lambda i: (builder.players[i], builder.depths[i], i))
+    order = np.lexsort((np.arange(num_infosets), depth, tree.key_player))
     new_index = np.empty(num_infosets, dtype=np.int64)
     new_index[order] = np.arange(num_infosets)
-    width = max(len(actions) for actions in builder.actions)
-    root = num_infosets * width
+    # Old sequence number -> flat sequence index; the last entry serves -1, the empty sequence.
+    renumbered = np.append((new_index[:, None] * width + np.arange(width)).ravel(), num_infosets * width)
 
-    def flat(sequence: tuple[int, int]) -> int:
-        infoset, column = sequence
-        return root if infoset < 0 else int(new_index[infoset]) * width + column
-
-    mask = np.zeros((num_infosets, width), dtype=bool)
-    parent_sequence = np.empty(num_infosets, dtype=np.int64)
-    for old in range(num_infosets):
-        new = new_index[old]
-        mask[new, : len(builder.actions[old])] = True
-        parent_sequence[new] = flat(builder.parents[old])
-    keys = list(builder.keys)
-    levels = []
-    for player in range(NUM_PLAYERS):
-        groups: dict[int, list[int]] = {}
-        for old in order:
-            if builder.players[old] == player:
-                groups.setdefault(builder.depths[old], []).append(int(new_index[old]))
-        levels.append(tuple((members[0], members[-1] + 1) for _, members in sorted(groups.items())))
-
-    terminal_sequence = np.array(
-        [[flat(pair[p]) for pair in builder.terminal_sequences] for p in range(NUM_PLAYERS)],
-        dtype=np.int64,
-    )
-    child_start = np.zeros(len(builder.children) + 1, dtype=np.int64)
-    np.cumsum([len(c) for c in builder.children], out=child_start[1:])
-    edges = [edge for children in builder.children for edge in children]
-    node_infoset = np.array(builder.node_infoset, dtype=np.int64)
-    decision = node_infoset >= 0
-    node_infoset[decision] = new_index[node_infoset[decision]]
+    ordered = order.tolist()
+    node_infoset = np.full(num_nodes, -1, dtype=np.int64)
+    node_infoset[tree.decision_nodes] = new_index[tree.decision_keys]
+    terminals = np.flatnonzero(node_kind == KIND_TERMINAL)
+    node_terminal = np.full(num_nodes, -1, dtype=np.int64)
+    node_terminal[terminals] = np.arange(terminals.size)
+    child_probability = np.ones(num_nodes - 1, dtype=np.float64)
+    child_probability[from_chance] = tree.chance_probability
     return CompiledTree(
         game_id=game.game_id,
         units=game.units,
         rules_fingerprint=game.rules_fingerprint,
         build_seconds=time.perf_counter() - started,
-        infoset_keys=tuple(keys[i] for i in order),
-        infoset_player=np.array([builder.players[i] for i in order], dtype=np.int64),
-        infoset_actions=tuple(builder.actions[i] for i in order),
-        action_mask=mask,
-        parent_sequence=parent_sequence,
-        levels=tuple(levels),
-        terminal_sequence=terminal_sequence,
-        terminal_chance=np.array(builder.terminal_chance, dtype=np.float64),
-        terminal_utility=np.array(builder.terminal_utility, dtype=np.float64).T.copy(),
-        node_kind=np.array(builder.node_kind, dtype=np.int8),
+        infoset_keys=tuple(map(tree.keys.__getitem__, ordered)),
+        infoset_player=tree.key_player[order],
+        infoset_actions=tuple(map(tree.key_actions.__getitem__, ordered)),
+        action_mask=np.arange(width) < tree.key_width[order][:, None],
+        parent_sequence=renumbered[key_parent[order]],
+        levels=_levels(tree.key_player[order], depth[order]),
+        terminal_sequence=np.stack([renumbered[sequences[terminals]] for sequences in last]),
+        terminal_chance=tree.terminal_reach,
+        terminal_utility=tree.terminal_returns.T.copy(),
+        node_kind=node_kind,
         node_infoset=node_infoset,
-        node_terminal=np.array(builder.node_terminal, dtype=np.int64),
+        node_terminal=node_terminal,
         child_start=child_start,
-        child_node=np.array([e[0] for e in edges], dtype=np.int64),
-        child_action=np.array([e[1] for e in edges], dtype=np.int64),
-        child_probability=np.array([e[2] for e in edges], dtype=np.float64),
+        child_node=child_node,
+        child_action=child_action,
+        child_probability=child_probability,
     )
+
+
+def _last_sequences(parent: IntArray, own: NDArray[np.bool_], edge_sequence: IntArray) -> IntArray:
+    """A player's last sequence on the path to each node: the incoming edge's sequence of the nearest
+    node, the node itself or an ancestor, whose incoming edge is ``own`` (the player acted at its
+    parent); ``-1`` if there is none. Every node climbs at once, and a node stops at its first own
+    edge -- in games of alternating moves, one or two steps up."""
+    last: IntArray = np.where(own, edge_sequence, -1)
+    pending = np.flatnonzero(~own)
+    pending = pending[pending > 0]  # the root has no path above it
+    reached = parent[pending]
+    while pending.size:
+        found = own[reached]
+        last[pending[found]] = edge_sequence[reached[found]]
+        climbing = ~found & (reached > 0)
+        pending = pending[climbing]
+        reached = parent[reached[climbing]]
+    return last
+
+
+def _own_depths(parent_key: IntArray) -> IntArray:
+    """Each key's count of own earlier decisions: one more than its parent key's, ``0`` below the root."""
+    depth = np.zeros(parent_key.shape[0], dtype=np.int64)
+    while True:
+        deeper = np.where(parent_key < 0, 0, depth[parent_key] + 1)
+        if np.array_equal(deeper, depth):
+            return depth
+        depth = deeper
+
+
+def _levels(players: IntArray, depths: IntArray) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """``(start, stop)`` of each ``(player, depth)`` run of infosets sorted by player, then depth."""
+    change = np.flatnonzero((np.diff(players) != 0) | (np.diff(depths) != 0)) + 1
+    starts = np.concatenate(([0], change))
+    stops = np.concatenate((change, [players.shape[0]]))
+    levels: list[list[tuple[int, int]]] = [[] for _ in range(NUM_PLAYERS)]
+    for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
+        levels[int(players[start])].append((start, stop))
+    return tuple(tuple(groups) for groups in levels)
+
+
+_STORED: dict[str, type[np.generic]] = {
+    "key_text": np.uint8,
+    "key_length": np.int64,
+    "infoset_player": np.int64,
+    "action_set_ids": np.int64,
+    "action_set_width": np.int64,
+    "infoset_action_set": np.int64,
+    "action_mask": np.bool_,
+    "parent_sequence": np.int64,
+    "levels": np.int64,
+    "terminal_sequence": np.int64,
+    "terminal_chance": np.float64,
+    "terminal_utility": np.float64,
+    "node_kind": np.int8,
+    "node_infoset": np.int64,
+    "node_terminal": np.int64,
+    "child_start": np.int64,
+    "child_node": np.int64,
+    "child_action": np.int64,
+    "child_probability": np.float64,
+}
+"""The arrays of a tree in the cache and their types: the keys as UTF-8 text and their lengths in
+characters; the distinct tuples of legal actions (their ids one after another, and their widths) and
+the tuple of each infoset; ``(player, start, stop)`` per level; every other array as the tree holds it."""
+
+
+def _to_arrays(tree: CompiledTree) -> dict[str, NDArray[np.generic]]:
+    """``tree`` as the arrays :data:`_STORED` lists (game id, units and rules are the cache header's)."""
+    levels = [(player, start, stop) for player, groups in enumerate(tree.levels) for start, stop in groups]
+    action_sets: dict[tuple[int, ...], int] = {}
+    chosen = [action_sets.setdefault(actions, len(action_sets)) for actions in tree.infoset_actions]
+    return {
+        "key_text": np.frombuffer("".join(tree.infoset_keys).encode(), dtype=np.uint8),
+        "key_length": np.array([len(key) for key in tree.infoset_keys], dtype=np.int64),
+        "infoset_player": tree.infoset_player,
+        "action_set_ids": np.array([a for actions in action_sets for a in actions], dtype=np.int64),
+        "action_set_width": np.array([len(actions) for actions in action_sets], dtype=np.int64),
+        "infoset_action_set": np.array(chosen, dtype=np.int64),
+        "action_mask": tree.action_mask,
+        "parent_sequence": tree.parent_sequence,
+        "levels": np.array(levels, dtype=np.int64).reshape(-1, 3),
+        "terminal_sequence": tree.terminal_sequence,
+        "terminal_chance": tree.terminal_chance,
+        "terminal_utility": tree.terminal_utility,
+        "node_kind": tree.node_kind,
+        "node_infoset": tree.node_infoset,
+        "node_terminal": tree.node_terminal,
+        "child_start": tree.child_start,
+        "child_node": tree.child_node,
+        "child_action": tree.child_action,
+        "child_probability": tree.child_probability,
+    }
+
+
+def _from_arrays(game: Game, started: float, arrays: Mapping[str, NDArray[Any]]) -> CompiledTree:
+    """The tree of ``game`` from the arrays of :func:`_to_arrays`; arrays that do not fit together are
+    refused with ``ValueError``."""
+    if set(arrays) != set(_STORED) or any(arrays[name].dtype != kind for name, kind in _STORED.items()):
+        raise ValueError("the stored arrays are not those of a compiled tree")
+    mask = arrays["action_mask"]
+    keys = _split(arrays["key_text"].tobytes().decode(), arrays["key_length"].tolist())
+    action_sets = [tuple(ids) for ids in _split(arrays["action_set_ids"].tolist(), arrays["action_set_width"].tolist())]
+    chosen = arrays["infoset_action_set"]
+    if len(keys) != mask.shape[0] or not np.array_equal(arrays["action_set_width"][chosen], mask.sum(axis=1)):
+        raise ValueError("the stored keys or legal actions do not match the stored infosets")
+    levels: list[list[tuple[int, int]]] = [[] for _ in range(NUM_PLAYERS)]
+    for player, start, stop in arrays["levels"].tolist():
+        levels[player].append((start, stop))
+    return CompiledTree(
+        game_id=game.game_id,
+        units=game.units,
+        rules_fingerprint=game.rules_fingerprint,
+        build_seconds=time.perf_counter() - started,
+        infoset_keys=tuple(keys),
+        infoset_player=arrays["infoset_player"],
+        infoset_actions=tuple([action_sets[i] for i in chosen.tolist()]),
+        action_mask=mask,
+        parent_sequence=arrays["parent_sequence"],
+        levels=tuple(tuple(groups) for groups in levels),
+        terminal_sequence=arrays["terminal_sequence"],
+        terminal_chance=arrays["terminal_chance"],
+        terminal_utility=arrays["terminal_utility"],
+        node_kind=arrays["node_kind"],
+        node_infoset=arrays["node_infoset"],
+        node_terminal=arrays["node_terminal"],
+        child_start=arrays["child_start"],
+        child_node=arrays["child_node"],
+        child_action=arrays["child_action"],
+        child_probability=arrays["child_probability"],
+        from_cache=True,
+    )
+
+
+Pieces = TypeVar("Pieces", str, list[int])
+
+
+def _split(whole: Pieces, lengths: list[int]) -> list[Pieces]:
+    """``whole`` cut into consecutive pieces of ``lengths``, which must use all of it (else ``ValueError``)."""
+    stops = list(itertools.accumulate(lengths))
+    if (stops[-1] if stops else 0) != len(whole):
+        raise ValueError("the stored pieces do not add up")
+    return [whole[stop - length : stop] for stop, length in zip(stops, lengths, strict=True)]

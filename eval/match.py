@@ -23,6 +23,7 @@ from tqdm import tqdm
 import adapters
 from adapters.errors import InputError
 from adapters.rlcard import PREFIX
+from eval.hand_log import HandLog
 
 Z_95 = 1.959963984540054
 """The 97.5% quantile of the standard normal distribution."""
@@ -63,8 +64,10 @@ def play_rlcard_match(
     deal_rng: np.random.Generator,
     *,
     show_progress: bool = False,
+    log: HandLog | None = None,
 ) -> MatchResult:
-    """Play ``pairs`` duplicate pairs of hands of ``game_id`` (an ``rlcard:`` id) in RLCard's env.
+    """Play ``pairs`` duplicate pairs of hands of ``game_id`` (an ``rlcard:`` id) in RLCard's env;
+    with ``log``, append every hand to it (:meth:`~eval.hand_log.HandLog.rlcard_hand`).
 
     Each pair draws a deal seed from ``deal_rng``; both hands of the pair reseed the engine's
     generator with it (``env.game.np_random``, what RLCard's dealer shuffles with and what draws
@@ -87,6 +90,8 @@ def play_rlcard_match(
         for seat in (0, 1):
             deals.seed(deal_seed)
             total += _play_hand(env, seatings[seat])[seat]
+            if log is not None:
+                log.rlcard_hand(env, seat)
         samples.add(total / 2)
     return _result(game_id, game.units, samples)
 
@@ -118,8 +123,10 @@ def play_openspiel_match(
     agent_rngs: tuple[np.random.Generator, np.random.Generator],
     *,
     show_progress: bool = False,
+    log: HandLog | None = None,
 ) -> MatchResult:
-    """Play ``pairs`` duplicate pairs of ``game_id`` (an ``openspiel:`` id) on ``pyspiel`` states.
+    """Play ``pairs`` duplicate pairs of ``game_id`` (an ``openspiel:`` id) on ``pyspiel`` states;
+    with ``log``, append every hand to it (:meth:`~eval.hand_log.HandLog.openspiel_hand`).
 
     Both hands of a pair draw their chance outcomes from a fresh generator seeded with the pair's
     deal seed: the k-th chance event of the second hand replays the k-th of the first, so they see
@@ -148,6 +155,8 @@ def play_openspiel_match(
                     player = state.current_player()
                     state.apply_action(_draw(policies[player].action_probabilities(state), rngs[player]))
             total += float(state.returns()[seat])
+            if log is not None:
+                log.openspiel_hand(state, seat)
         samples.add(total / 2)
     return _result(game_id, game.units, samples)
 

@@ -22,6 +22,7 @@ either agent cannot be queried exactly.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import tempfile
@@ -39,6 +40,7 @@ from cfr_agents.policy import Policy
 from cfr_agents.rlcard_agent import PolicyAgent
 from cfr_agents.tree import CompiledTree, FloatArray, load_tree
 from eval.exploitability import exploitability_of_strategy
+from eval.hand_log import HandLog
 from eval.head_to_head import exact_head_to_head
 from eval.match import MatchResult, play_openspiel_match, play_rlcard_match
 from eval.opponents import Opponent, load_opponent
@@ -198,8 +200,11 @@ class Agents:
         return AgentScore(name, tree.units, result.nash_conv, result.exploitability, "")
 
 
-def play_match(spec: MatchSpec, agents: Agents | None = None, *, show_progress: bool = False) -> MatchReport:
-    """Play ``spec`` and score it exactly where both agents can be queried."""
+def play_match(
+    spec: MatchSpec, agents: Agents | None = None, *, show_progress: bool = False, log: str | None = None
+) -> MatchReport:
+    """Play ``spec`` and score it exactly where both agents can be queried; with ``log``, append every
+    hand to the hand log at that path (:mod:`eval.hand_log`), its seats named as in ``spec.agents``."""
     agents = agents or Agents()
     pairs = check_hands(spec.hands)
     tree = load_tree(spec.game_id)
@@ -207,31 +212,37 @@ def play_match(spec: MatchSpec, agents: Agents | None = None, *, show_progress: 
     deal_seq, seq_a, seq_b = spec.seed_sequence().spawn(3)
     deal_rng, rng_a, rng_b = (np.random.default_rng(s) for s in (deal_seq, seq_a, seq_b))
     sampled: MatchResult
-    if spec.tables:
-        if not spec.game_id.startswith(RLCARD_PREFIX):
-            raise InputError("matches by strategy tables are played in RLCard environments")
-        table_a = _table_agent(agents, spec.agents[0], spec.game_id, rng_a)
-        table_b = _table_agent(agents, spec.agents[1], spec.game_id, rng_b)
-        sampled = play_rlcard_match(spec.game_id, table_a, table_b, pairs, deal_rng, show_progress=show_progress)
-    elif spec.game_id.startswith(RLCARD_PREFIX):
-        sampled = play_rlcard_match(
-            spec.game_id,
-            first.agent.rlcard_player(tree, rng_a),
-            second.agent.rlcard_player(tree, rng_b),
-            pairs,
-            deal_rng,
-            show_progress=show_progress,
-        )
-    else:
-        sampled = play_openspiel_match(
-            spec.game_id,
-            first.agent.openspiel_player(),
-            second.agent.openspiel_player(),
-            pairs,
-            deal_rng,
-            (rng_a, rng_b),
-            show_progress=show_progress,
-        )
+    with contextlib.ExitStack() as stack:
+        hands = None if log is None else stack.enter_context(HandLog(log, spec.game_id, spec.agents))
+        if spec.tables:
+            if not spec.game_id.startswith(RLCARD_PREFIX):
+                raise InputError("matches by strategy tables are played in RLCard environments")
+            table_a = _table_agent(agents, spec.agents[0], spec.game_id, rng_a)
+            table_b = _table_agent(agents, spec.agents[1], spec.game_id, rng_b)
+            sampled = play_rlcard_match(
+                spec.game_id, table_a, table_b, pairs, deal_rng, show_progress=show_progress, log=hands
+            )
+        elif spec.game_id.startswith(RLCARD_PREFIX):
+            sampled = play_rlcard_match(
+                spec.game_id,
+                first.agent.rlcard_player(tree, rng_a),
+                second.agent.rlcard_player(tree, rng_b),
+                pairs,
+                deal_rng,
+                show_progress=show_progress,
+                log=hands,
+            )
+        else:
+            sampled = play_openspiel_match(
+                spec.game_id,
+                first.agent.openspiel_player(),
+                second.agent.openspiel_player(),
+                pairs,
+                deal_rng,
+                (rng_a, rng_b),
+                show_progress=show_progress,
+                log=hands,
+            )
     strategy_a, strategy_b = (agents.strategy(name, spec.game_id) for name in spec.agents)
     exact: float | None = None
     seat_values: tuple[float, float] | None = None

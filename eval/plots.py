@@ -1,4 +1,5 @@
-"""Pictures: a tournament's heatmap, NashConv curves, and a policy's strategy along one betting line.
+"""Pictures: a tournament's heatmap, NashConv curves, a policy's strategy along one betting line, and the
+frontier of safe exploitation and its learning curve from logged hands.
 
 matplotlib is the optional ``[plot]`` extra; without it every function here raises a one-line
 :class:`~adapters.errors.MissingExtraError` naming the extra to install.
@@ -21,11 +22,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapters.errors import InputError, require_extra
 from cfr_agents.files import replacing
 from cfr_agents.policy import Policy
+
+if TYPE_CHECKING:
+    from eval.exploit.report import FrontierReport, Learning
 
 
 def pyplot() -> ModuleType:
@@ -198,6 +202,143 @@ def plot_sweep(runs: Sequence[tuple[str, Sequence[Sequence[float]]]], out: str |
     save_figure(figure, out)
 
 
+# --- safe exploitation ---------------------------------------------------------------------------
+
+
+def plot_frontier(path: str | Path, out: str | Path) -> FrontierReport:
+    """Exploitation against exploitability from a frontier file (``cfr-agents exploit --frontier``): the
+    RNR points, the ε-safe LP's exact curve where the file has it, the naive line
+    :math:`\\lambda\\,\\mathrm{BR} + (1-\\lambda)\\,\\mathrm{Nash}` and the best response, with the shares'
+    exploitability levels dotted; the right panel zooms in on those levels."""
+    from eval.exploit.report import read_frontier
+
+    report = read_frontier(path)
+    frontier = report.frontier
+    plt = pyplot()
+    units = frontier.units
+    levels = [share.level for share in frontier.shares]
+    rnr = [(point.exploitability, point.exploitation) for point in frontier.rnr]
+    naive = [(point.exploitability, point.exploitation) for point in frontier.naive]
+    lp = [(point.exploitability, point.exploitation) for point in report.lp_curve or ()]
+    best = (frontier.best_response_exploitability, frontier.best_response_exploitation)
+    figure, panels = plt.subplots(1, 2, figsize=(11, 4.5))
+    zoom = 1.5 * max(levels, default=0.1)
+    for axes in panels:
+        if lp:
+            axes.plot(*zip(*lp, strict=True), color="C0", linewidth=1.5, label="ε-safe LP: the exact frontier")
+        if naive:
+            axes.plot(*zip(*naive, strict=True), "--", color="C7", label="naive: λ·BR + (1-λ)·Nash")
+        axes.plot(*zip(*rnr, strict=True), "o" if lp else "o-", color="C3", markersize=4, label="RNR, p = 0 ... 1")
+        axes.plot(*best, "*", color="C2", markersize=12, label="best response")
+        for level in levels:
+            axes.axvline(level, linestyle=":", color="0.6", linewidth=0.8)
+        axes.set_xlabel(f"exploitability ({units})")
+        axes.set_ylabel(f"exploitation ({units} per hand)")
+        axes.grid(True, alpha=0.3)
+    whole, near = panels
+    whole.legend(fontsize=8, loc="lower right")
+    whole.set_title("the whole frontier", fontsize=9)
+    shown = [y for x, y in [*rnr, *naive, *lp, best] if x <= zoom]
+    pad = 0.05 * (max(shown) - min(shown)) or 0.01
+    near.set_xlim(-0.03 * zoom, zoom)
+    near.set_ylim(min(shown) - pad, max(shown) + pad)
+    near.set_title(f"exploitability up to {zoom:g} {units}, the shares' levels dotted", fontsize=9)
+    for (x, y), ps in _close_points(frontier.rnr, zoom, max(shown) - min(shown)):
+        shown_ps = ", ".join(ps) if len(ps) <= 2 else f"{ps[0]}–{ps[-1]}"
+        near.annotate(shown_ps, (x, y), fontsize=6, xytext=(3, -8), textcoords="offset points")
+    where = "both seats" if len(frontier.seats) == 2 else f"seat {frontier.seats[0]}"
+    figure.suptitle(
+        f"Exploiting {frontier.opponent} on {frontier.game_id} ({where}); RNR points labelled by p", fontsize=10
+    )
+    save_figure(figure, out)
+    return report
+
+
+def plot_learning(path: str | Path, out: str | Path) -> Learning:
+    """A learning file (``benchmarks/learning.py``): one row per opponent. Left, against the logged hands
+    (log scale): the exact gain of DBR and of the best response to the model against the real opponent
+    (the mean over seeds, a band of one standard deviation), what the model predicts (dashed), and the
+    lines of the equilibrium, RNR on the true strategy (the ceiling) and the best response to it. Right:
+    the responses' exploitability, log scale."""
+    from eval.exploit.report import read_learning
+
+    learning = read_learning(path)
+    plt = pyplot()
+    units = learning.units
+    rows = len(learning.references)
+    figure, panels = plt.subplots(rows, 2, figsize=(11, 3.1 * rows + 0.6), squeeze=False)
+    for (gains, risks), reference in zip(panels, learning.references, strict=True):
+        points = [point for point in learning.points if point.opponent == reference.opponent]
+        hands = sorted({point.hands for point in points})
+        for kind, colour, label in (("dbr", "C3", "DBR"), ("best_response", "C0", "BR to the model")):
+            values = {
+                key: [[getattr(getattr(p, kind), key) for p in points if p.hands == n] for n in hands]
+                for key in ("gain", "predicted", "exploitability")
+            }
+            mean = {key: [sum(v) / len(v) for v in columns] for key, columns in values.items()}
+            spread = [_deviation(v) for v in values["gain"]]
+            gains.plot(hands, mean["gain"], "o-", color=colour, markersize=3, label=f"{label}: real gain")
+            gains.fill_between(
+                hands,
+                [m - d for m, d in zip(mean["gain"], spread, strict=True)],
+                [m + d for m, d in zip(mean["gain"], spread, strict=True)],
+                color=colour,
+                alpha=0.15,
+            )
+            gains.plot(hands, mean["predicted"], "--", color=colour, linewidth=1, label=f"{label}: model's prediction")
+            risks.plot(hands, mean["exploitability"], "o-", color=colour, markersize=3, label=label)
+        ceiling = f"RNR on the truth, p = {reference.ceiling_p:g}"
+        for value, style, colour, label in (
+            (reference.equilibrium_gain, ":", "0.4", "equilibrium"),
+            (reference.ceiling_gain, "-.", "C4", ceiling),
+            (reference.best_response_gain, ":", "C2", "best response to the truth"),
+        ):
+            gains.axhline(value, linestyle=style, color=colour, linewidth=1, label=label)
+        risks.axhline(reference.ceiling_exploitability, linestyle="-.", color="C4", linewidth=1, label=ceiling)
+        risks.axhline(
+            reference.best_response_exploitability, linestyle=":", color="C2", linewidth=1, label="BR to the truth"
+        )
+        gains.set(xscale="log", ylabel=f"gain ({units} per hand)", title=f"against {reference.opponent}")
+        risks.set(xscale="log", yscale="log", ylabel=f"exploitability ({units})", title=f"{reference.opponent}")
+        for axes in (gains, risks):
+            axes.grid(True, which="both", alpha=0.3)
+    panels[0][0].legend(fontsize=7, loc="best")
+    panels[0][1].legend(fontsize=7, loc="lower right")
+    for axes in panels[-1]:
+        axes.set_xlabel("hands logged")
+    figure.suptitle(
+        f"{learning.game_id}: responses from logged hands ({learning.observe} observation; DBR "
+        f"{learning.confidence}); mean over seeds ± one standard deviation",
+        fontsize=10,
+    )
+    figure.tight_layout()
+    save_figure(figure, out)
+    return learning
+
+
+def _deviation(values: Sequence[float]) -> float:
+    """The sample standard deviation; 0 for one value."""
+    if len(values) < 2:
+        return 0.0
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+def _close_points(points: Sequence[Any], width: float, height: float) -> list[tuple[tuple[float, float], list[str]]]:
+    """RNR points within ``width`` of exploitability, with the values of p of points that would overlap
+    (within 2% of the panel's width and height of the first of them) gathered under one label."""
+    groups: list[tuple[tuple[float, float], list[str]]] = []
+    for point in points:
+        if point.exploitability > width:
+            continue
+        x, y = point.exploitability, point.exploitation
+        if groups and abs(x - groups[-1][0][0]) <= 0.02 * width and abs(y - groups[-1][0][1]) <= 0.02 * height:
+            groups[-1][1].append(f"{point.p:g}")
+        else:
+            groups.append(((x, y), [f"{point.p:g}"]))
+    return groups
+
+
 # --- a strategy along one betting line -----------------------------------------------------------
 
 LINE_GAMES = ("rlcard:leduc-holdem", "rlcard:kuhn-poker", "openspiel:kuhn_poker")
@@ -350,6 +491,8 @@ __all__ = [
     "image_format",
     "line_strategy",
     "plot_curves",
+    "plot_frontier",
+    "plot_learning",
     "plot_strategy",
     "pyplot",
     "read_curve",

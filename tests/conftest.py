@@ -22,6 +22,17 @@ settings.register_profile("slow", UNTIMED, max_examples=400)
 settings.load_profile("bounded")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def tree_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """``XDG_CACHE_HOME`` of the whole session (and of the processes it starts): a fresh directory,
+    so the tree cache starts empty and the user's own cache is never read or written."""
+    home = tmp_path_factory.mktemp("xdg-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(home))
+        patch.delenv("CFR_AGENTS_NO_TREE_CACHE", raising=False)
+        yield home
+
+
 @pytest.fixture(params=GAME_IDS)
 def game_id(request: pytest.FixtureRequest) -> str:
     return str(request.param)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import functools
 import io
 from collections.abc import Iterator, Sequence
@@ -52,6 +53,20 @@ def game(game_id: str) -> Game:
 @functools.cache
 def tree(game_id: str) -> CompiledTree:
     return compile_tree(game(game_id))
+
+
+def assert_same_tree(ours: CompiledTree, theirs: CompiledTree) -> None:
+    """Every field of two trees equal -- arrays in dtype, shape and every value -- but the two that
+    say how a tree was obtained (``build_seconds``, ``from_cache``)."""
+    for field in dataclasses.fields(CompiledTree):
+        if field.name in ("build_seconds", "from_cache"):
+            continue
+        mine, other = getattr(ours, field.name), getattr(theirs, field.name)
+        if isinstance(mine, np.ndarray):
+            assert mine.dtype == other.dtype and mine.shape == other.shape, field.name
+            assert np.array_equal(mine, other), field.name
+        else:
+            assert type(mine) is type(other) and mine == other, field.name
 
 
 def cli_commands() -> dict[str, argparse.ArgumentParser]:

@@ -241,3 +241,23 @@ def test_ctrl_c_at_any_stage_of_a_sweep_is_one_line_and_status_130(tmp_path: Pat
     assert time.perf_counter() - started < 20, "Ctrl-C took too long to stop the sweep"
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr and stderr.splitlines()[-1].startswith("cfr-agents: interrupted"), stderr
+
+
+@pytest.mark.parametrize(
+    ("parameters", "message"),
+    [
+        ("numSuits=2,numRanks=14", "numRanks must be from 1 to 13, got 14"),
+        ("numSuits=5,numRanks=3", "numSuits must be from 1 to 4, got 5"),
+        ("numHoleCards=0", "numHoleCards must be at least 1, got 0"),
+        ("numSuits=1,numRanks=2", "need 3 cards; the deck has 2"),
+    ],
+)
+def test_a_universal_poker_deck_openspiel_would_crash_on_is_refused(parameters: str, message: str) -> None:
+    """OpenSpiel's card library prints a line and the process dies with a segmentation fault on these."""
+    argv = [sys.executable, "-m", "cfr_agents", "exploitability", "random"]
+    result = subprocess.run(
+        [*argv, "--game", f"openspiel:universal_poker({parameters})"], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 2 and result.stdout == "", result
+    assert result.stderr.startswith("cfr-agents: error: ") and len(result.stderr.splitlines()) == 1
+    assert message in result.stderr

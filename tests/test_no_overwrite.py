@@ -34,6 +34,7 @@ NOT_PATHS = {
     ("match", "game"),
     ("tournament", "game"),
     ("tournament", "ray"),
+    ("exploit", "game"),
     ("plot strategy", "line"),
     ("sweep", "game"),
     ("sweep", "seeds"),

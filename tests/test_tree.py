@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 import pyspiel
 import pytest
 from open_spiel.python.algorithms import exploitability as openspiel_exploitability
 
-from adapters import InputError
+import adapters
+from adapters import Game, InputError
 from cfr_agents import Policy, make_solver
-from cfr_agents.tree import KIND_DECISION, CompiledTree, check_same_strategic_form
+from cfr_agents.tree import KIND_DECISION, CompiledTree, check_same_strategic_form, compile_tree
 from eval import exploitability
-from tests.support import tree
+from tests.support import GAME_IDS, assert_same_tree, tree
 
 
 @pytest.mark.parametrize(
@@ -29,6 +31,18 @@ def test_sizes(game_id: str, infosets: int, decision_nodes: int, terminals: int)
     assert (t.num_infosets, t.num_decision_nodes, t.num_terminals) == (infosets, decision_nodes, terminals)
     assert t.build_seconds > 0
     assert f"{infosets:,} infosets" in t.summary()
+
+
+@pytest.mark.parametrize("game_id", [*GAME_IDS, "openspiel:leduc_poker(suit_isomorphism=True)"])
+def test_the_adapters_own_walks_give_the_tree_of_the_state_by_state_walk(
+    game_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenSpiel's and RLCard's :meth:`~adapters.Game.tree_ops` (toolkit calls, one betting plan per
+    seat assignment) build exactly the tree that the checked public :class:`~adapters.State` methods do."""
+    fast = compile_tree(adapters.load_game(game_id), cache=False)
+    game = adapters.load_game(game_id)
+    monkeypatch.setattr(game, "tree_ops", functools.partial(Game.tree_ops, game))
+    assert_same_tree(fast, compile_tree(game, cache=False))
 
 
 def test_arrays_are_consistent(game_id: str) -> None:

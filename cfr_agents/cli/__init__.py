@@ -8,14 +8,17 @@ corrupt or mismatched file) prints one line ``cfr-agents: error: ...`` and exits
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.metadata
+import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 
 from adapters.errors import InputError
 from cfr_agents.cli import (
     best_response,
+    exploit,
     exploitability,
     match,
     opponents,
@@ -27,8 +30,12 @@ from cfr_agents.cli import (
 )
 from cfr_agents.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, Parser, one_line
 from cfr_agents.cli.paths import check_no_overwrite
+from cfr_agents.tree_cache import DISABLE_VARIABLE
 
-DESCRIPTION = "Train CFR-family policies, score any agent exactly, play matches and tournaments, sweep parameters."
+DESCRIPTION = (
+    "Train CFR-family policies, score any agent exactly, play matches and tournaments, exploit opponents "
+    "safely, sweep parameters."
+)
 COMMANDS: tuple[ModuleType, ...] = (
     train,
     exploitability,
@@ -37,6 +44,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     train_opponent,
     match,
     tournament,
+    exploit,
     plot,
     sweep,
 )
@@ -45,6 +53,11 @@ COMMANDS: tuple[ModuleType, ...] = (
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="cfr-agents", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    parser.add_argument(
+        "--no-tree-cache",
+        action="store_true",
+        help=f"build every game tree afresh, neither reading nor writing the tree cache (as {DISABLE_VARIABLE}=1 does)",
+    )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for module in COMMANDS:
         module.register(commands)
@@ -65,13 +78,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         run: Callable[[argparse.Namespace], int] = args.run
         check_no_overwrite(parser, args)
-        return run(args)
+        with _tree_cache(on=not args.no_tree_cache):
+            return run(args)
     except InputError as error:
         print(f"cfr-agents: error: {one_line(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt as interrupt:
         print(f"cfr-agents: interrupted{f'; {interrupt}' if str(interrupt) else ''}", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+@contextlib.contextmanager
+def _tree_cache(*, on: bool) -> Iterator[None]:
+    """``--no-tree-cache``: the environment variable the tree cache reads (where trees are compiled, in
+    worker processes too), set for the command and restored after it."""
+    if on:
+        yield
+        return
+    before = os.environ.get(DISABLE_VARIABLE)
+    os.environ[DISABLE_VARIABLE] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[DISABLE_VARIABLE]
+        else:
+            os.environ[DISABLE_VARIABLE] = before
 
 
 __all__ = ["COMMANDS", "build_parser", "main", "version"]

@@ -1,4 +1,5 @@
-"""``cfr-agents match A B --game G --hands N [--seed S] [--json]``: a duplicate match between two agents."""
+"""``cfr-agents match A B --game G --hands N [--seed S] [--log HANDS.jsonl] [--json]``: a duplicate match
+between two agents, every hand appended to a hand log with ``--log``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 from typing import Any
 
 from cfr_agents.cli.common import MAX_HANDS, hands, magnitude, non_negative_int
-from cfr_agents.cli.paths import add_input
+from cfr_agents.cli.paths import add_input, add_output
 
 
 def register(commands: Any) -> None:
@@ -22,22 +23,30 @@ def register(commands: Any) -> None:
         "--hands", type=hands, required=True, help=f"hands to play: an even number, from 4 to {magnitude(MAX_HANDS)}"
     )
     command.add_argument("--seed", type=non_negative_int, default=0, help="seed of deals and agents (default 0)")
+    add_output(
+        command,
+        "--log",
+        metavar="HANDS.jsonl",
+        help="append every hand to this hand log, one JSON line per hand (docs/formats.md)",
+    )
     command.add_argument("--json", action="store_true", help="print one JSON object")
     command.add_argument("--quiet", action="store_true", help="no progress bar")
     command.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from cfr_agents.files import check_outputs
     from eval.play import Agents, MatchSpec, check_hands, describe, play_match
 
     check_hands(args.hands)
+    check_outputs(args.log)
     agents = Agents()
     game_id = args.game or _game_of(args.agent_a, args.agent_b)
     for name in (args.agent_a, args.agent_b):
         agents.opponent(name, game_id)
     spec = MatchSpec(game_id, (args.agent_a, args.agent_b), args.hands, args.seed)
     show = not (args.quiet or args.json) and sys.stderr.isatty()
-    report = play_match(spec, agents, show_progress=show)
+    report = play_match(spec, agents, show_progress=show, log=args.log)
     if args.json:
         print(json.dumps({**report.to_json(), "seed": args.seed}))
     else:

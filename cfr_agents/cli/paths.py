@@ -1,7 +1,8 @@
 """Which arguments name files a command reads and which name files it writes; no output may be an input.
 
 Every path argument of every command is declared with :func:`add_input` or :func:`add_output` (a
-directory of outputs names the files it will hold). :func:`check_no_overwrite` runs in
+directory of outputs names the files it will hold; the path itself is checked too, for a command whose
+output is a file in one mode and a directory in another). :func:`check_no_overwrite` runs in
 :func:`cfr_agents.cli.main` before any command does work, so a command cannot skip it: an output that
 resolves to one of the command's inputs -- through symlinks and hard links, as
 :func:`cfr_agents.files.check_outputs` resolves outputs -- is refused with one line. A model file's
@@ -71,7 +72,7 @@ def check_no_overwrite(parser: argparse.ArgumentParser, args: argparse.Namespace
     for action in path_actions(command, "output"):
         holds: tuple[str, ...] = getattr(action, HOLDS)
         for shown in _values(args, action):
-            for path in [Path(shown) / name for name in holds] or [Path(shown)]:
+            for path in [Path(shown), *(Path(shown) / name for name in holds)]:
                 identity = _identity(path)
                 if identity is None or identity not in inputs:
                     continue
@@ -80,7 +81,7 @@ def check_no_overwrite(parser: argparse.ArgumentParser, args: argparse.Namespace
                     raise InputError(
                         f"{action.option_strings[0] if action.option_strings else action.dest} {shown!r} "
                         f"would overwrite the input {input_path!r}"
-                        + (f" (it writes {path.name!r} there)" if holds else "")
+                        + (f" (it writes {path.name!r} there)" if path != Path(shown) else "")
                     )
 
 

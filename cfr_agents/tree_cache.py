@@ -1,0 +1,202 @@
+"""An on-disk cache of compiled game trees, so a tree built once is loaded in a fraction of its build time.
+
+An entry is one ``.npz`` file (read with ``allow_pickle=False``; nothing is pickled) holding the
+tree's arrays and a JSON header: the game id, its rules fingerprint, :data:`FORMAT_VERSION`, the
+installed versions of cfr-agents, open_spiel, rlcard and numpy, and a fingerprint of the source code
+that builds trees (the ``adapters`` package and :mod:`cfr_agents.tree`, so an edited checkout never
+loads a tree its code would not build). The file name is derived from the whole header: a change of
+any of these misses the cache, and the tree is built anew and stored in place of the old entry.
+
+* **Where**: ``$XDG_CACHE_HOME/cfr-agents/trees/`` (``~/.cache/cfr-agents/trees/`` when
+  ``XDG_CACHE_HOME`` is unset, empty or relative). Delete the directory to empty the cache.
+* **Off switch**: set ``CFR_AGENTS_NO_TREE_CACHE`` to anything but ``""`` or ``"0"``
+  (``cfr-agents --no-tree-cache`` sets it); trees are then always built and never stored.
+* **Which games**: those :func:`adapters.load_game` makes, whose trees follow from their id, rules
+  and the versions above (see :func:`cacheable`); other adapters, and OpenSpiel games written in
+  Python outside OpenSpiel and cfr-agents, are always built.
+* **Safety**: entries are written to a temporary file and renamed into place, so a reader sees a
+  whole entry or none. An entry that cannot be read or does not match its header is rebuilt and
+  replaced. A cache directory that cannot be written leaves trees built as without a cache, with
+  one warning per process.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import hashlib
+import json
+import os
+import re
+import warnings
+from collections.abc import Callable, Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+import adapters
+from adapters import Game
+from adapters.errors import InputError
+from adapters.openspiel import OpenSpielGame
+from adapters.rlcard import RLCardGame
+from cfr_agents.files import replacing
+
+DISABLE_VARIABLE: Final = "CFR_AGENTS_NO_TREE_CACHE"
+"""Set to anything but ``""`` or ``"0"`` to turn the cache off."""
+FORMAT_VERSION: Final = 1
+"""The layout of an entry; raised whenever the arrays stored or their meaning change."""
+VERSIONED_DISTRIBUTIONS: Final = ("cfr-agents", "open_spiel", "rlcard", "numpy")
+_HEADER: Final = "header"
+"""The member of an entry that holds its JSON header; the others are the tree's arrays."""
+
+T = TypeVar("T")
+Arrays = Mapping[str, NDArray[Any]]
+
+
+class TreeCacheWarning(UserWarning):
+    """The cache directory cannot be found or written: trees are built, not stored."""
+
+
+def enabled() -> bool:
+    """Whether the cache is on: :data:`DISABLE_VARIABLE` is unset, empty or ``"0"``."""
+    return os.environ.get(DISABLE_VARIABLE, "") in ("", "0")
+
+
+def directory() -> Path:
+    """``$XDG_CACHE_HOME/cfr-agents/trees``, or ``~/.cache/cfr-agents/trees`` without an absolute
+    ``XDG_CACHE_HOME`` (as the XDG base directory specification says)."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
+    return root / "cfr-agents" / "trees"
+
+
+def cacheable(game: Game) -> bool:
+    """Whether ``game``'s tree follows from its header: RLCard games, and OpenSpiel games whose
+    ``pyspiel`` game is OpenSpiel's own (C++ or Python) or one of :mod:`adapters.pyspiel_game`. Other
+    adapters, and games written in Python elsewhere, could change with no version in the header."""
+    if type(game) is RLCardGame:
+        return True
+    if type(game) is OpenSpielGame:
+        module = type(game.pyspiel_game).__module__
+        return module == "pyspiel" or module.startswith(("open_spiel.", "adapters."))
+    return False
+
+
+def header(game: Game) -> dict[str, object]:
+    """What an entry for ``game`` must record; its file name is derived from all of it."""
+    return {
+        "format": FORMAT_VERSION,
+        "game_id": game.game_id,
+        "rules_fingerprint": game.rules_fingerprint,
+        "versions": _versions(),
+        "code": _code_fingerprint(),
+    }
+
+
+def entry_path(entry_header: Mapping[str, object]) -> Path:
+    """The file of the entry with ``entry_header``: a readable part of the game id, then the hash."""
+    canonical = json.dumps(entry_header, sort_keys=True, separators=(",", ":"))
+    digest = hashlib.sha256(canonical.encode()).hexdigest()[:32]
+    readable = re.sub(r"[^0-9A-Za-z]+", "_", str(entry_header["game_id"])).strip("_")[:60]
+    return directory() / f"{readable}-{digest}.npz"
+
+
+def load_or_build(
+    game: Game, build: Callable[[], T], encode: Callable[[T], Arrays], decode: Callable[[Arrays], T]
+) -> T:
+    """``decode`` of ``game``'s entry if the cache holds a good one, else ``build()``, stored as ``encode``
+    gives it. With the cache off, or for a game it does not hold, just ``build()``."""
+    if not (enabled() and cacheable(game)):
+        return build()
+    expected = header(game)
+    try:
+        path = entry_path(expected)
+    except RuntimeError as error:  # no XDG_CACHE_HOME and no home directory to default to
+        _warn_once(f"cfr-agents: no directory for the tree cache ({error}); building compiled trees instead")
+        return build()
+    loaded = _read(path, expected, decode)
+    if loaded is not None:
+        return loaded
+    built = build()
+    if _write(path, expected, encode(built)):
+        _remove_superseded(path, expected)
+    return built
+
+
+def _read(path: Path, expected: Mapping[str, object], decode: Callable[[Arrays], T]) -> T | None:
+    """The decoded entry at ``path``; ``None`` if there is none, or it cannot be read, or its header
+    differs from ``expected`` (any of them is then rebuilt and replaced)."""
+    try:
+        with path.open("rb") as handle, np.load(handle, allow_pickle=False) as entry:
+            if json.loads(str(entry[_HEADER][()])) != expected:
+                return None
+            return decode({name: entry[name] for name in entry.files if name != _HEADER})
+    except Exception:  # missing, or truncated or damaged: zipfile, numpy, json or the decoder fails alike
+        return None
+
+
+def _write(path: Path, entry_header: Mapping[str, object], arrays: Arrays) -> bool:
+    """Store an entry atomically (a temporary file beside it, then a rename); warn once if impossible.
+    Whether it was stored."""
+    members = {**arrays, _HEADER: np.array(json.dumps(entry_header, sort_keys=True))}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with replacing(path) as temporary, temporary.open("wb") as handle:
+            np.savez(handle, allow_pickle=False, **members)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except (OSError, InputError) as error:
+        _warn_once(f"cfr-agents: cannot store compiled trees in {str(path.parent)!r} ({error}); building them instead")
+        return False
+    return True
+
+
+def _remove_superseded(path: Path, entry_header: Mapping[str, object]) -> None:
+    """Delete the other entries of the same game and rules (older versions or code): the entry at
+    ``path`` replaces them. Files that cannot be read or deleted are left alone."""
+    same_game = {name: entry_header[name] for name in ("game_id", "rules_fingerprint")}
+    for other in path.parent.glob(glob.escape(path.name.rsplit("-", 1)[0]) + "-*.npz"):
+        if other == path:
+            continue
+        try:
+            with other.open("rb") as handle, np.load(handle, allow_pickle=False) as entry:
+                theirs = json.loads(str(entry[_HEADER][()]))
+            if {name: theirs.get(name) for name in same_game} == same_game:
+                other.unlink()
+        except Exception:  # another process's entry may vanish or be half-written: not ours to judge
+            continue
+
+
+_warned = False
+"""Whether this process has warned that it cannot store trees (it warns once at most)."""
+
+
+def _warn_once(message: str) -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        warnings.warn(message, TreeCacheWarning, stacklevel=5)
+
+
+@functools.cache
+def _versions() -> dict[str, str]:
+    versions = {}
+    for distribution in VERSIONED_DISTRIBUTIONS:
+        try:
+            versions[distribution] = metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            versions[distribution] = "not installed"
+    return versions
+
+
+@functools.cache
+def _code_fingerprint() -> str:
+    """``sha256:<hex>`` of the source of the ``adapters`` package and of :mod:`cfr_agents.tree`."""
+    sources = [*sorted(Path(adapters.__path__[0]).glob("*.py")), Path(__file__).with_name("tree.py")]
+    digest = hashlib.sha256()
+    for source in sources:
+        digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+    return "sha256:" + digest.hexdigest()
