@@ -119,8 +119,6 @@ def _openspiel(
     from open_spiel.python import policy as openspiel_policy
     from open_spiel.python.pytorch import deep_cfr
 
-    from eval.strategy_of import openspiel_strategy
-
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
@@ -140,10 +138,11 @@ def _openspiel(
         solver._learn_strategy_network()
         table = openspiel_policy.tabular_policy_from_callable(pyspiel_game, solver.action_probabilities)
         as_is = pyspiel.nash_conv(pyspiel_game, openspiel_policy.python_policy_to_pyspiel_policy(table)) / 2
-        strategy = openspiel_strategy(table, tree)
-        renormalised = strategy / np.where(
-            strategy.sum(axis=1, keepdims=True) > 0, strategy.sum(axis=1, keepdims=True), 1
-        )
+        strategy = np.zeros(tree.action_mask.shape)  # read raw: its rows need not sum to 1
+        for row, (key, actions) in enumerate(zip(tree.infoset_keys, tree.infoset_actions, strict=True)):
+            strategy[row, : len(actions)] = table.action_probability_array[table.state_lookup[key], list(actions)]
+        totals = strategy.sum(axis=1, keepdims=True)
+        renormalised = strategy / np.where(totals > 0, totals, 1.0)
         return {"exact": float(as_is), "renormalised": score(renormalised)}
 
     return step, scores
