@@ -64,6 +64,7 @@ from eval.exploit.hands import (
     solve_logged_dbr,
 )
 from eval.exploit.model import OpponentModel, exact_model
+from eval.exploit.report import LearningScore as Score
 from eval.exploit.response import DEFAULT_ALGORITHM, solve_rnr
 from eval.exploit.tradeoff import tradeoff
 from eval.hand_log import HandLog
@@ -83,17 +84,6 @@ QUICK = {"opponents": ("random", "rlcard-rule-v1"), "hands": (100, 1_000, 10_000
 OBSERVER = "equilibrium"
 SEATS = (0, 1)
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-@dataclass(frozen=True)
-class Score:
-    """A response's three exact numbers, in BB per hand, over both seats."""
-
-    gain: float
-    """Against the real opponent."""
-    predicted: float
-    """Against the model."""
-    exploitability: float
 
 
 @dataclass(frozen=True)

@@ -213,3 +213,16 @@ def _check_creatable(path: Path, out: str) -> None:
     else:
         return
     raise InputError(f"cannot create directory {out!r}: {os.strerror(problem)}")
+
+
+def plotting_unavailable() -> str | None:
+    """``None`` when matplotlib can draw, else the one-line reason (the extra to install): commands whose
+    results stand without their plot write the rest and say why the plot is missing."""
+    from adapters.errors import MissingExtraError
+    from eval.plots import pyplot
+
+    try:
+        pyplot()
+    except MissingExtraError as error:
+        return str(error)
+    return None

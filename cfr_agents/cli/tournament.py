@@ -6,7 +6,15 @@ import argparse
 import sys
 from typing import Any
 
-from cfr_agents.cli.common import MAX_HANDS, add_executor_options, hands, magnitude, non_negative_int, output_dir
+from cfr_agents.cli.common import (
+    MAX_HANDS,
+    add_executor_options,
+    hands,
+    magnitude,
+    non_negative_int,
+    output_dir,
+    plotting_unavailable,
+)
 from cfr_agents.cli.paths import add_input, add_output
 
 OUTPUTS = ("results.json", "results.csv", "results.md", "heatmap.png")
@@ -39,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     output_dir(args.out, OUTPUTS, create=False)  # created once everything is checked and played
     pool = executor(args.workers, args.ray)
     check_agents(args.game, args.agents)
-    plotting = _plotting()
+    plotting = plotting_unavailable()
 
     def done(label: str) -> None:
         if not args.quiet:
@@ -63,15 +71,3 @@ def run(args: argparse.Namespace) -> int:
         written = ", ".join(OUTPUTS[:3]) + f" (no heatmap.png: {plotting})"
     print(f"wrote {written} to {out}")
     return 0
-
-
-def _plotting() -> str | None:
-    """``None`` when the heatmap can be drawn, else why not."""
-    from adapters.errors import MissingExtraError
-    from eval.plots import pyplot
-
-    try:
-        pyplot()
-    except MissingExtraError as error:
-        return str(error)
-    return None
