@@ -5,11 +5,15 @@ Run from the repository root (``make bench-neural``)::
 
     .venv/bin/python benchmarks/neural.py [--game G] [--minutes 5,20] [--seeds 3,1] [--checks N] [--out FILE.md]
 
-Each (contender, seed, budget) runs in a fresh process on one torch thread and trains until its budget of
-training seconds is spent. ``--checks`` times along the way it is scored exactly; the scoring (for Deep CFR,
-training the average-strategy network on the strategy memory as it is then) is not counted as training.
-The table gives exploitability (NashConv / 2, in the game's units) at each budget (the median over
-seeds), and when each contender first reached OpenSpiel's value at the longest budget.
+Each (contender, seed) runs in a fresh process, pinned to one core, on one torch thread, and trains until
+its budget of training time is spent: CPU seconds of its process, which on an idle core are wall seconds
+and which another process on the machine does not inflate. ``--parallel`` runs go at once, each on its own
+core. Seed 0 trains for the longest budget and is scored at every shorter budget on the way; the other
+seeds train for the budgets that ask for them. Every run is also scored exactly at ``--checks`` evenly
+spaced times; the scoring (for Deep CFR, training the average-strategy network on the strategy memory as
+it is then) is not counted as training. The table gives exploitability (NashConv / 2, in the game's
+units) at each budget (the median over seeds), and when each contender first reached OpenSpiel's value
+at the longest budget.
 
 OpenSpiel's Deep CFR runs with the settings of its own example (``deep_cfr_pytorch.py``), iteration by
 iteration through the solver's own methods. It is scored two ways: as OpenSpiel's ``nash_conv`` sees its
@@ -21,11 +25,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import queue
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +60,11 @@ OPENSPIEL_EXAMPLE: dict[str, Any] = {
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "neural.md"
 
 
-def run_one(contender: str, game_id: str, seed: int, seconds: float, checks: int, preset: str) -> dict[str, Any]:
-    """In this process: train ``contender`` for ``seconds`` of training time; its exact checks."""
+def run_one(
+    contender: str, game_id: str, seed: int, marks: Sequence[float], preset: str, overrides: dict[str, Any]
+) -> dict[str, Any]:
+    """In this process: train ``contender`` until the last of ``marks`` (CPU seconds of training), scored
+    exactly at each mark."""
     import torch
 
     import adapters
@@ -65,7 +75,6 @@ def run_one(contender: str, game_id: str, seed: int, seconds: float, checks: int
     torch.set_num_threads(1)
     game = adapters.load_game(game_id)
     tree = compile_tree(game)
-    marks = [seconds * (k + 1) / checks for k in range(checks)]
     points: list[list[float]] = []
     step: Callable[[], None]
     scores: Callable[[], dict[str, float]]
@@ -81,7 +90,7 @@ def run_one(contender: str, game_id: str, seed: int, seconds: float, checks: int
             tree,
             encoder(game).of_keys(tree.infoset_keys),
             contender,
-            settings_of(preset),
+            settings_of(preset, overrides),
             rng=np.random.default_rng(seed),
         )
         step, scores = (lambda: solver.run(1)), (lambda: {"exact": score(solver.average_strategy())})
@@ -93,19 +102,20 @@ def run_one(contender: str, game_id: str, seed: int, seconds: float, checks: int
         step, scores = (lambda: sampled.run(1000)), (lambda: {"exact": score(sampled.average_strategy())})
     else:
         step, scores = _openspiel(game, tree, seed, score)
-    trained = 0.0
+    trained = wall = 0.0
     iterations = 0
     labels: list[str] = []
     for mark in marks:
         while trained < mark:
-            started = time.perf_counter()
+            started, started_wall = time.process_time(), time.perf_counter()
             step()
-            trained += time.perf_counter() - started
+            trained += time.process_time() - started
+            wall += time.perf_counter() - started_wall
             iterations += 1
         scored = scores()
         labels = list(scored)
-        points.append([trained, iterations, *scored.values()])
-    return {"contender": contender, "seed": seed, "seconds": seconds, "points": points, "labels": labels}
+        points.append([mark, iterations, *scored.values(), trained, wall])
+    return {"contender": contender, "seed": seed, "seconds": max(marks), "points": points, "labels": labels}
 
 
 def _openspiel(
@@ -148,21 +158,39 @@ def _openspiel(
     return step, scores
 
 
-def fresh(contender: str, game_id: str, seed: int, seconds: float, checks: int, preset: str) -> dict[str, Any]:
+def plan(budgets: Sequence[float], seeds: Sequence[int], checks: int) -> list[tuple[int, list[float]]]:
+    """``(seed, marks)`` of each run: seed ``k`` trains for the longest budget that asks for ``k + 1`` seeds, and
+    is scored at it, at every shorter budget and at ``checks`` evenly spaced times."""
+    runs = []
+    for seed in range(max(seeds)):
+        longest = max(budget for budget, count in zip(budgets, seeds, strict=True) if count > seed)
+        marks = {budget for budget in budgets if budget <= longest}
+        marks |= {longest * (k + 1) / checks for k in range(checks)}
+        runs.append((seed, sorted(marks)))
+    return runs
+
+
+def fresh(
+    contender: str, game_id: str, seed: int, marks: Sequence[float], preset: str, overrides: str, core: int
+) -> dict[str, Any]:
     argv = [sys.executable, __file__, "--one", contender, "--game", game_id, "--seed", str(seed)]
-    argv += ["--seconds", str(seconds), "--checks", str(checks), "--preset", preset]
-    done = subprocess.run(argv, check=True, capture_output=True, text=True)
+    argv += ["--marks", ",".join(map(repr, marks)), "--preset", preset, "--overrides", overrides]
+    done = subprocess.run(
+        argv, check=True, capture_output=True, text=True, preexec_fn=lambda: os.sched_setaffinity(0, {core})
+    )
     result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
     return result
 
 
-def table(game_id: str, runs: Sequence[dict[str, Any]], budgets: Sequence[float]) -> Table:
+def table(game_id: str, runs: Sequence[dict[str, Any]], budgets: Sequence[float], seeds: Sequence[int]) -> Table:
     longest = max(budgets)
     reference = (
         statistics.median(
-            run["points"][-1][2]
+            point[2]
             for run in runs
-            if run["contender"] == "openspiel-deep-cfr" and run["seconds"] == longest
+            if run["contender"] == "openspiel-deep-cfr"
+            for point in run["points"]
+            if point[0] == longest
         )
         if any(run["contender"] == "openspiel-deep-cfr" for run in runs)
         else None
@@ -173,10 +201,10 @@ def table(game_id: str, runs: Sequence[dict[str, Any]], budgets: Sequence[float]
         if not mine:
             continue
         cells = []
-        for budget in budgets:
-            finals = [run["points"][-1] for run in mine if run["seconds"] == budget]
+        for budget, count in zip(budgets, seeds, strict=True):
+            finals = [point for run in mine if run["seed"] < count for point in run["points"] if point[0] == budget]
             values = [point[2] for point in finals]
-            renormalised = [point[3] for point in finals if len(point) > 3]
+            renormalised = [point[3] for point in finals if len(point) > 5]
             cell = f"{statistics.median(values):.4f}" if values else "-"
             if renormalised:
                 cell += f" (renormalised {statistics.median(renormalised):.4f})"
@@ -201,17 +229,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--minutes", default="5,20", help="training budgets, minutes")
     parser.add_argument("--seeds", default="3,1", help="seeds per budget")
     parser.add_argument("--checks", type=int, default=10, help="exact checks per run")
-    parser.add_argument("--preset", default="paper", help="our neural preset")
+    parser.add_argument("--preset", default="fast", help="our neural preset")
+    parser.add_argument("--overrides", default="{}", help="our hyperparameters beside the preset's, as JSON")
+    parser.add_argument("--parallel", type=int, default=1, help="runs at once, each pinned to its own core")
     parser.add_argument("--contenders", default=",".join(CONTENDERS))
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
-    parser.add_argument("--seconds", type=float, help=argparse.SUPPRESS)
+    parser.add_argument("--marks", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     if options.one:
         print(
             json.dumps(
-                run_one(options.one, options.game, options.seed, options.seconds, options.checks, options.preset)
+                run_one(
+                    options.one,
+                    options.game,
+                    options.seed,
+                    [float(mark) for mark in options.marks.split(",")],
+                    options.preset,
+                    json.loads(options.overrides),
+                )
             )
         )
         return 0
@@ -221,17 +258,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.game.startswith("rlcard:"):
         contenders = [c for c in contenders if c != "openspiel-deep-cfr"]  # OpenSpiel's runs on its own games
     started_load = load_average()
-    runs = []
-    for budget, count in zip(budgets, seeds, strict=True):
-        for contender in contenders:
-            for seed in range(count):
-                progress(f"neural: {contender} seed {seed}, {budget / 60:g} min")
-                runs.append(fresh(contender, options.game, seed, budget, options.checks, options.preset))
-    result = table(options.game, runs, budgets)
+    jobs = [
+        (contender, seed, marks) for seed, marks in plan(budgets, seeds, options.checks) for contender in contenders
+    ]
+    jobs.sort(key=lambda job: -job[2][-1])  # the longest first, so that parallel runs end together
+    cores = sorted(os.sched_getaffinity(0))[: max(1, options.parallel)]
+    free: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for core in cores:
+        free.put(core)
+
+    def launch(job: tuple[str, int, list[float]]) -> dict[str, Any]:
+        contender, seed, marks = job
+        core = free.get()
+        try:
+            progress(f"neural: {contender} seed {seed}, {marks[-1] / 60:g} min, core {core}")
+            return fresh(contender, options.game, seed, marks, options.preset, options.overrides, core)
+        finally:
+            free.put(core)
+
+    with ThreadPoolExecutor(len(cores)) as pool:
+        runs = list(pool.map(launch, jobs))
+    result = table(options.game, runs, budgets, seeds)
     print(result.text())
     facts = {
         **machine_facts(),
         "torch threads": "1",
+        "runs at once": f"{len(cores)}, each pinned to its own core",
+        "our preset": f"{options.preset} {options.overrides}",
         "load average before / after": f"{started_load} / {load_average()}",
     }
     command = "benchmarks/neural.py " + " ".join(argv if argv is not None else sys.argv[1:])

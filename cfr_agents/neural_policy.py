@@ -12,8 +12,10 @@ r"""A trained Deep CFR or Single Deep CFR model: it plays by running its network
      \qquad \pi^{\sigma^t}_p(I) = \prod_{j<k} \sigma^t_p(I_j, a_j),
 
   where :math:`\sigma^1` is uniform and :math:`\sigma^{t+1}_p` is regret matching on the value network
-  :math:`\theta^t_p` kept after iteration :math:`t`. The path comes from the compiled tree's parent
-  sequences; every :math:`\sigma^t_p` on it is one forward pass of :math:`\theta^{t-1}_p` over the path.
+  :math:`\theta^t_p` kept after iteration :math:`t`. A model thinned to ``kept_networks`` sums over
+  :math:`t = 1` and the iterations after its kept networks only, with the same weights :math:`t`.
+  The path comes from the compiled tree's parent sequences; every :math:`\sigma^t_p` on it is one forward
+  pass of :math:`\theta^{t-1}_p` over the path.
 
 A :class:`NeuralPolicy` answers :meth:`~NeuralPolicy.action_probabilities` by infoset key, so it is a
 :class:`~cfr_agents.policy_table.PolicyTable`: :meth:`~NeuralPolicy.rlcard_agent` plays it in RLCard's env,
@@ -24,7 +26,7 @@ networks at each state it is asked about.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -97,14 +99,23 @@ class NeuralPolicy:
         if self.algorithm == "deep-cfr" and "average" not in built:
             raise InputError("a Deep CFR model needs its average-strategy network (average.* weights)")
         if self.algorithm == "sd-cfr":
-            missing = next(
-                (f"value{p}.{t}" for t in range(1, self.iterations) for p in range(2) if f"value{p}.{t}" not in built),
-                None,
-            )
-            if missing is not None:
-                raise InputError(f"an SD-CFR model of {self.iterations} iterations needs the network {missing}")
+            for t in self.kept_iterations:
+                lacking = next((p for p in range(2) if f"value{p}.{t}" not in built), None)
+                if lacking is not None or not 1 <= t < self.iterations:
+                    raise InputError(
+                        f"an SD-CFR model of {self.iterations} iterations cannot hold network value0.{t}"
+                        if lacking is None
+                        else f"the SD-CFR model lacks network value{lacking}.{t}"
+                    )
         object.__setattr__(self, "_built", built)
         return built
+
+    @functools.cached_property
+    def kept_iterations(self) -> tuple[int, ...]:
+        r"""SD-CFR: the iterations :math:`t` whose value networks :math:`\theta^t_p` the model keeps (all of
+        :math:`1, \dots, T-1` unless it was thinned to ``kept_networks``)."""
+        names = (name.split(".")[1] for name in self.weights if name.startswith("value"))
+        return tuple(sorted({int(t) for t in names if t.isdigit()}))
 
     def action_probabilities(self, key: str) -> Mapping[int, float]:
         """``{action id: probability}`` at the infoset ``key``, from the networks."""
@@ -141,19 +152,19 @@ class NeuralPolicy:
         mask = tree.action_mask[needed]
         players = tree.infoset_player[needed]
         uniform = mask / mask.sum(axis=1, keepdims=True)
-        strategies = [uniform]  # sigma^1
-        for t in range(1, self.iterations):  # sigma^{t+1} from theta^t_p
+        strategies = [(1, uniform)]  # sigma^1
+        for t in self.kept_iterations:  # sigma^{t+1} from theta^t_p
             sigma = np.empty_like(uniform)
             for player in range(2):
                 chosen = players == player
                 if chosen.any():
                     advantages = networks.predict(self._networks()[f"value{player}.{t}"], tensors[chosen])
                     sigma[chosen] = networks.regret_matching(advantages, mask[chosen])
-            strategies.append(sigma)
+            strategies.append((t + 1, sigma))
         result = np.zeros((len(rows), width))
         for out, row in enumerate(rows):
             numerator, denominator = np.zeros(width), 0.0
-            for t, sigma in enumerate(strategies, start=1):
+            for t, sigma in strategies:
                 reach = 1.0
                 for infoset, column in paths[row]:
                     reach *= sigma[position[infoset], column]  # pi^{sigma^t}_p(I)
@@ -194,7 +205,14 @@ def from_solver(solver: NeuralSolver) -> NeuralPolicy:
         weights = networks.weights_of(solver.average_network, "average")
     else:
         assert isinstance(solver, SingleDeepCFRSolver)
-        weights = dict(getattr(solver, "kept", {}))
+        played: Sequence[int] = range(1, solver.iteration)  # theta^T defines sigma^{T+1}, which no iteration played
+        keep = solver.settings.kept_networks
+        if keep and keep < len(played):  # evenly spaced, the last among them
+            played = sorted({played[round(len(played) * (j + 1) / keep) - 1] for j in range(keep)})
+        chosen = {f"value{p}.{t}" for t in played for p in range(2)}
+        weights = {
+            name: value for name, value in getattr(solver, "kept", {}).items() if name.rsplit(".", 2)[0] in chosen
+        }
     return NeuralPolicy(
         solver.tree.game_id,
         solver.tree.rules_fingerprint,

@@ -126,17 +126,24 @@ def test_an_advantage_network_fitted_to_exact_regrets_reproduces_regret_matching
     solver = cfr_agents.make_solver(compiled, "cfr")
     solver.run(10)
     regret = solver.state()["regret"]
-    inputs = torch.from_numpy(encoder(game(KUHN)).of_keys(compiled.infoset_keys))
-    target = torch.from_numpy(regret).float()
+    inputs = torch.from_numpy(encoder(game(KUHN)).of_keys(compiled.infoset_keys)).double()
+    target = torch.from_numpy(regret)
     torch.set_num_threads(1)
-    network = networks.mlp(inputs.shape[1], (64, 64), regret.shape[1], torch.Generator().manual_seed(0))
-    optimiser = torch.optim.Adam(network.parameters(), lr=3e-3)
-    for _ in range(3000):
-        loss = ((network(inputs) - target) ** 2).masked_fill(~torch.from_numpy(compiled.action_mask), 0.0).sum()
+    network = networks.mlp(inputs.shape[1], (64, 64), regret.shape[1], torch.Generator().manual_seed(0)).double()
+    illegal = ~torch.from_numpy(compiled.action_mask)
+    optimiser = torch.optim.LBFGS(  # float64 and L-BFGS: zero loss on any CPU, where Adam's float32 stalls at 1e-4
+        network.parameters(), max_iter=500, tolerance_grad=1e-12, tolerance_change=1e-15, line_search_fn="strong_wolfe"
+    )
+
+    def loss() -> Any:
         optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-    assert loss.item() < 1e-6
+        value = ((network(inputs) - target) ** 2).masked_fill(illegal, 0.0).sum()
+        value.backward()
+        return value
+
+    for _ in range(4):
+        optimiser.step(loss)
+    assert loss().item() < 1e-9
     ours = networks.regret_matching(networks.predict(network, inputs), compiled.action_mask)
     positive = np.maximum(regret, 0.0)
     has_positive = positive.sum(axis=1) > 1e-9
@@ -206,6 +213,46 @@ def test_a_model_plays_what_the_solver_scored(algorithm: str, game_id: str) -> N
         by_action = model.action_probabilities(key)
         assert list(by_action) == list(compiled.infoset_actions[row])
         np.testing.assert_allclose(list(by_action.values()), expected[row, : len(by_action)], atol=1e-5)
+
+
+def test_a_thinned_sd_cfr_model_plays_the_linear_mixture_of_its_kept_iterations() -> None:
+    """``kept_networks=K`` keeps K evenly spaced networks per player (the last played one among them), and the
+    model plays sum_s s pi^{sigma^s}(I) sigma^s(I) over sigma^1 and the kept iterations' strategies,
+    recomputed here level by level on the tree rather than along each infoset's path."""
+    from dataclasses import replace
+
+    from cfr_agents.neural_policy import from_solver
+    from cfr_agents.solvers.full_tree import normalise
+
+    compiled = tree(KUHN)
+    settings = replace(FAST, kept_networks=3)
+    solver = make_neural_solver(
+        compiled, encoder(game(KUHN)).of_keys(compiled.infoset_keys), "sd-cfr", settings, rng=np.random.default_rng(5)
+    )
+    solver.run(10)
+    model = from_solver(solver)
+    assert model.kept_iterations == (3, 6, 9)  # of the played 1..9; theta^10 defines no played strategy
+    assert len(model.weights) == 3 * 2 * 2 * (len(FAST.hidden) + 1)  # weight and bias of each layer
+    inputs = torch.from_numpy(encoder(game(KUHN)).of_keys(compiled.infoset_keys))
+    mixture = np.zeros(compiled.action_mask.shape)
+    for s in (1, 4, 7, 10):
+        sigma = compiled.uniform_strategy()
+        if s > 1:
+            for player in range(2):
+                rows = compiled.infoset_player == player
+                network = networks.mlp(inputs.shape[1], FAST.hidden, sigma.shape[1], torch.Generator())
+                networks.load_weights(network, model.weights, f"value{player}.{s - 1}")
+                sigma[rows] = networks.regret_matching(
+                    networks.predict(network, inputs[rows]), compiled.action_mask[rows]
+                )
+        solver.current = sigma
+        reach = solver.own_reach(0) * (compiled.infoset_player == 0) + solver.own_reach(1) * (
+            compiled.infoset_player == 1
+        )
+        mixture += s * reach[:, None] * sigma
+    expected = normalise(mixture, compiled.uniform_strategy())
+    np.testing.assert_allclose(model.strategy_on(compiled), expected, rtol=0, atol=1e-6)
+    assert not np.allclose(expected, solver.average_strategy(), atol=1e-3)  # thinning changed what is played
 
 
 def train_model(folder: Path, algorithm: str, game_id: str = "rlcard:kuhn-poker") -> tuple[Path, dict[str, Any]]:

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from adapters.errors import InputError
-from cfr_agents.cli.common import mbb, positive_float, positive_int
+from cfr_agents.cli.common import mbb, non_negative_int, positive_float, positive_int
 from cfr_agents.files import write_atomic
 
 NEURAL = ("deep-cfr", "sd-cfr")
@@ -25,6 +25,10 @@ HYPERPARAMETERS: dict[str, tuple[Any, str]] = {
     "learning_rate": (positive_float, "Adam's step size"),
     "gradient_clip": (positive_float, "gradient-norm clipping"),
     "threads": (positive_int, "torch threads"),
+    "kept_networks": (
+        non_negative_int,
+        "sd-cfr model file: the value networks of at most N iterations per player, evenly spaced (0: all)",
+    ),
 }
 """Every hyperparameter of :class:`~cfr_agents.solvers.neural.NeuralSettings`, as ``--traversals`` ..."""
 TABULAR: tuple[str, ...] = ("sampling", "averaging", "epsilon", "chance_draws", "target_nash_conv", "time_limit")

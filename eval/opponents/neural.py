@@ -33,13 +33,14 @@ from eval.opponents.provenance import Progress, Provenance, Trained, check_game
 PRESETS: Mapping[str, Mapping[str, Any]] = {
     "paper": {},
     "fast": {
-        "traversals": 500,
-        "hidden": [32, 32],
-        "advantage_batches": 200,
-        "advantage_batch_size": 512,
-        "learning_rate": 3e-3,
+        "traversals": 5000,
+        "hidden": [128, 128],
+        "advantage_batches": 50,
+        "advantage_batch_size": 16384,
+        "advantage_init": "last",
+        "learning_rate": 2e-3,
         "average_batches": 2000,
-        "average_batch_size": 512,
+        "average_batch_size": 16384,
     },
 }
 """``paper``: :class:`~cfr_agents.solvers.neural.NeuralSettings`' defaults, the papers' Leduc setup; ``fast``:

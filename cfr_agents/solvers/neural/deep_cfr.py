@@ -37,6 +37,7 @@ class DeepCFRSolver(NeuralSolver):
             self.average_network = self._fresh_network(self._mask.shape[1])
             self._fit(
                 self.average_network,
+                self._optimiser(self.average_network),
                 self.strategy_memory,
                 self.settings.average_batches,
                 self.settings.average_batch_size,

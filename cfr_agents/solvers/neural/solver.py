@@ -70,12 +70,18 @@ class NeuralSettings:
     """Gradient norms are clipped to this."""
     threads: int = 1
     """torch's intra-op threads (set explicitly: results then do not depend on the machine's core count)."""
+    kept_networks: int = 0
+    """SD-CFR's model file: the value networks of at most this many iterations per player, evenly spaced and
+    the last among them (0: every iteration's). Training is unchanged; the model plays, and is scored
+    as, the linear mixture over the kept iterations (:mod:`cfr_agents.neural_policy`)."""
 
     def check(self) -> None:
         counts = {name: getattr(self, name) for name in ("traversals", "advantage_batches", "advantage_batch_size")}
         counts |= {name: getattr(self, name) for name in ("advantage_memory", "average_batch_size", "threads")}
         counts |= {"average_batches": self.average_batches, "strategy_memory": self.strategy_memory}
         bad = next((name for name, value in counts.items() if not (isinstance(value, int) and value >= 1)), None)
+        if not (isinstance(self.kept_networks, int) and self.kept_networks >= 0):
+            raise InputError(f"kept_networks must be 0 (all) or a positive integer, got {self.kept_networks!r}")
         if bad is not None:
             raise InputError(f"{bad} must be a positive integer, got {counts[bad]!r}")
         for name, value in counts.items():
@@ -147,6 +153,10 @@ class NeuralSolver(ABC):
             self._stream[0] = np.uint64(1)  # xoshiro's one forbidden state
         self.value_networks = [self._fresh_network(width) for _ in range(2)]
         self._trained = [False, False]
+        self._optimisers: list[Any] = [None, None]
+        """Each value network's Adam, kept with its moments across iterations when warm-starting
+        (``advantage_init="last"``): a fresh Adam's first steps move every weight by about the step size,
+        however small the correction the new samples ask for."""
         self.advantage_memories = [Memory(settings.advantage_memory, width) for _ in range(2)]
         self.strategy_memory = Memory(settings.strategy_memory, width)
         self.current = tree.uniform_strategy()
@@ -234,8 +244,12 @@ class NeuralSolver(ABC):
             return
         if self.settings.advantage_init == "scratch":
             self.value_networks[player] = self._fresh_network(self._mask.shape[1])
+            self._optimisers[player] = None
+        if self._optimisers[player] is None:
+            self._optimisers[player] = self._optimiser(self.value_networks[player])
         self._fit(
             self.value_networks[player],
+            self._optimisers[player],
             memory,
             self.settings.advantage_batches,
             self.settings.advantage_batch_size,
@@ -249,23 +263,44 @@ class NeuralSolver(ABC):
     def _kept(self, player: int) -> None:
         """What the variant keeps of ``player``'s value network just trained."""
 
-    def _fit(self, network: Any, memory: Memory, batches: int, batch_size: int, *, softmax: bool) -> None:
-        r"""Adam on :math:`\sum_i t_i \sum_{a\ \mathrm{legal}} (f(I_i)_a - y_i(a))^2 / \sum_i t_i`, where :math:`f` is
-        the network's output (its softmax over legal actions when ``softmax``)."""
+    def _optimiser(self, network: Any) -> Any:
+        """Adam on the network's weights, with step size ``learning_rate``."""
+        return networks.torch_module().optim.Adam(network.parameters(), lr=self.settings.learning_rate)
+
+    def _fit(
+        self, network: Any, optimiser: Any, memory: Memory, batches: int, batch_size: int, *, softmax: bool
+    ) -> None:
+        r"""Adam on mini-batches of ``batch_size`` samples drawn uniformly from ``memory``, each step minimising
+
+        .. math::
+
+           L = \frac{1}{\sum_i t_i} \sum_i t_i \sum_{a\ \mathrm{legal}} (f(I_i)_a - y_i(a))^2
+             = \frac{1}{\sum_i t_i} \sum_I W_I \lVert f(I) - \bar y_I \rVert^2 + \mathrm{const},
+           \qquad W_I = \sum_{i: I_i = I} t_i,\ \bar y_I = \sum_{i: I_i = I} t_i y_i / W_I,
+
+        where :math:`f` is the network's output (its softmax over legal actions when ``softmax``). The two
+        forms have the same gradient, so each step runs the network once per distinct infoset of the
+        batch rather than once per sample: the mini-batch step of the paper, at the cost of its distinct
+        infosets."""
         torch = networks.torch_module()
-        optimiser = torch.optim.Adam(network.parameters(), lr=self.settings.learning_rate)
-        mask = torch.from_numpy(self._mask)
+        count = len(self._mask)
+        width = self._mask.shape[1]
         for _ in range(batches):
-            index = torch.from_numpy(self._rng.integers(0, memory.filled, size=batch_size))
-            infosets = torch.from_numpy(memory.infoset)[index]
-            legal = mask[infosets]
-            target = torch.from_numpy(memory.values)[index]
-            weight = torch.from_numpy(memory.iteration)[index].float()
-            output = network(self._inputs[infosets])
+            index = self._rng.integers(0, memory.filled, size=batch_size)
+            infosets = memory.infoset[index]
+            weight = memory.iteration[index].astype(np.float64)
+            total = np.bincount(infosets, weights=weight, minlength=count)  # W_I
+            rows = np.flatnonzero(total)
+            weighted = weight[:, None] * memory.values[index]
+            sums = np.stack([np.bincount(infosets, weights=weighted[:, a], minlength=count) for a in range(width)], 1)
+            legal = torch.from_numpy(self._mask[rows])
+            target = torch.from_numpy((sums[rows] / total[rows, None]).astype(np.float32))  # y_bar_I
+            mass = torch.from_numpy((total[rows] / weight.sum()).astype(np.float32))  # W_I / sum_i t_i
+            output = network(self._inputs[rows])
             if softmax:
                 output = torch.softmax(output.masked_fill(~legal, -torch.inf), dim=1)
             error = ((output - target) ** 2).masked_fill(~legal, 0.0).sum(dim=1)
-            loss = (weight * error).sum() / weight.sum()  # sum_i t_i ||f(I_i) - y_i||^2 / sum_i t_i
+            loss = (mass * error).sum()  # sum_I (W_I / sum_i t_i) ||f(I) - y_bar_I||^2
             optimiser.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(network.parameters(), self.settings.gradient_clip)
