@@ -223,6 +223,43 @@ def table(game_id: str, runs: Sequence[dict[str, Any]], budgets: Sequence[float]
     return Table(f"{game_id}: exploitability (NashConv / 2) after training time", headers, tuple(rows), (note,))
 
 
+def plot(path: Path, game_id: str, runs: Sequence[dict[str, Any]]) -> None:
+    """Exploitability against training time, one line per run (the longest runs thick), log-scaled."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from cfr_agents.files import replacing
+
+    figure, axes = plt.subplots(figsize=(9, 5.5))
+    longest = max(run["seconds"] for run in runs)
+    for index, contender in enumerate(CONTENDERS):
+        for run in (run for run in runs if run["contender"] == contender):
+            main_run = run["seconds"] == longest and run["seed"] == 0
+            seconds = [point[0] for point in run["points"]]
+            values = [point[2] for point in run["points"]]
+            style = {"linewidth": 2.2 if main_run else 0.9, "alpha": 1.0 if main_run else 0.6, "marker": "o"}
+            label = f"{contender} (seed {run['seed']})" if main_run else None
+            axes.plot(seconds, values, color=f"C{index}", label=label, markersize=3, **style)  # type: ignore[arg-type]
+            if contender == "openspiel-deep-cfr" and main_run:
+                renormalised = [point[3] for point in run["points"]]
+                axes.plot(seconds, renormalised, color=f"C{index}", linestyle="--", label=f"{contender} renormalised")
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("training time (CPU seconds on one core; exact checks excluded)")
+    axes.set_ylabel("exploitability (NashConv / 2)")
+    axes.set_title(f"{game_id}: neural CFR beside OpenSpiel's Deep CFR and tabular MCCFR")
+    axes.grid(True, which="both", alpha=0.25)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    try:
+        with replacing(path) as temporary:
+            figure.savefig(temporary, format="png", dpi=110)
+    finally:
+        plt.close(figure)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", default="openspiel:leduc_poker")
@@ -234,6 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--parallel", type=int, default=1, help="runs at once, each pinned to its own core")
     parser.add_argument("--contenders", default=",".join(CONTENDERS))
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--replot", type=Path, help="redraw FILE.png and the table from a run's FILE.json, no training")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--marks", help=argparse.SUPPRESS)
@@ -254,6 +292,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     budgets = [float(m) * 60 for m in options.minutes.split(",")]
     seeds = [int(s) for s in options.seeds.split(",")]
+    if options.replot:
+        saved = json.loads(options.replot.read_text())
+        print(table(options.game, saved, budgets, seeds).text())
+        plot(options.replot.with_suffix(".png"), options.game, saved)
+        return 0
     contenders = [c for c in options.contenders.split(",") if c]
     if options.game.startswith("rlcard:"):
         contenders = [c for c in contenders if c != "openspiel-deep-cfr"]  # OpenSpiel's runs on its own games
@@ -295,6 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     write_atomic(options.out, "\n".join(header) + "\n\n" + result.markdown())
     write_atomic(options.out.with_suffix(".json"), json.dumps(runs) + "\n")
+    plot(options.out.with_suffix(".png"), options.game, runs)
     return 0
 
 

@@ -64,6 +64,16 @@ def _command(provenance: Provenance) -> str:
     amount = provenance.episodes if unit == "episodes" else provenance.iterations
     preset = provenance.hyperparameters.get("preset")
     every = provenance.curve[0].amount if provenance.curve else None
+    if provenance.kind in ("deep-cfr", "sd-cfr"):  # trained by train --algo, which takes single hyperparameters
+        kept = provenance.hyperparameters.get("kept_networks")
+        parts = [
+            f"cfr-agents train --algo {provenance.kind} --game {provenance.game} --iterations {amount}",
+            f"--seed {provenance.seed} --preset {preset}",
+            *([f"--kept-networks {kept}"] if kept else []),
+            *([f"--eval-every {every}"] if every else []),
+            "--out FILE.json",
+        ]
+        return " ".join(parts)
     parts = [
         f"cfr-agents train-opponent {provenance.kind} --game {provenance.game} --{unit} {amount}",
         f"--seed {provenance.seed}",
@@ -115,7 +125,7 @@ def plot_training(models: Sequence[Provenance], out: Path) -> None:
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.xaxis.set_minor_formatter("")  # decades only: minor labels collide
-    axes.set_xlabel("episodes (NFSP) or iterations (CFRAgent) trained")
+    axes.set_xlabel("episodes (NFSP) or iterations (CFRAgent, Deep CFR, SD-CFR) trained")
     axes.set_ylabel("exact exploitability (NashConv / 2)")
     axes.set_title("Shipped opponents: exact exploitability during training")
     axes.grid(True, which="both", alpha=0.3)

@@ -12,8 +12,12 @@ r"""A trained Deep CFR or Single Deep CFR model: it plays by running its network
      \qquad \pi^{\sigma^t}_p(I) = \prod_{j<k} \sigma^t_p(I_j, a_j),
 
   where :math:`\sigma^1` is uniform and :math:`\sigma^{t+1}_p` is regret matching on the value network
-  :math:`\theta^t_p` kept after iteration :math:`t`. A model thinned to ``kept_networks`` sums over
-  :math:`t = 1` and the iterations after its kept networks only, with the same weights :math:`t`.
+  :math:`\theta^t_p` kept after iteration :math:`t`. A model thinned to ``kept_networks`` keeps the networks
+  :math:`\theta^{t_1}, \dots, \theta^{t_K}` only; each :math:`\sigma^{t_j+1}` then stands for its block of
+  iterations and weighs the block's linear weight :math:`\sum_{t_{j-1}+1 < s \le t_j+1} s` (the weight
+  :math:`t_j + 1` alone when every network is kept). The kept iterations split the linear weight into
+  equal blocks, :math:`t_j \approx (T-1)\sqrt{j/K}`, so the mixture is an equally weighted average of
+  :math:`K` iteration strategies.
   The path comes from the compiled tree's parent sequences; every :math:`\sigma^t_p` on it is one forward
   pass of :math:`\theta^{t-1}_p` over the path.
 
@@ -26,6 +30,7 @@ networks at each state it is asked about.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -152,24 +157,29 @@ class NeuralPolicy:
         mask = tree.action_mask[needed]
         players = tree.infoset_player[needed]
         uniform = mask / mask.sum(axis=1, keepdims=True)
-        strategies = [(1, uniform)]  # sigma^1
-        for t in self.kept_iterations:  # sigma^{t+1} from theta^t_p
+        strategies = [(1, uniform)]  # sigma^1, weight 1
+        previous = 0
+        for (
+            t
+        ) in self.kept_iterations:  # sigma^{t+1} from theta^t_p, weighing its block: sum of s, previous+1 < s <= t+1
+            weight = (t + 1) * (t + 2) // 2 - (previous + 1) * (previous + 2) // 2
+            previous = t
             sigma = np.empty_like(uniform)
             for player in range(2):
                 chosen = players == player
                 if chosen.any():
                     advantages = networks.predict(self._networks()[f"value{player}.{t}"], tensors[chosen])
                     sigma[chosen] = networks.regret_matching(advantages, mask[chosen])
-            strategies.append((t + 1, sigma))
+            strategies.append((weight, sigma))
         result = np.zeros((len(rows), width))
         for out, row in enumerate(rows):
             numerator, denominator = np.zeros(width), 0.0
-            for t, sigma in strategies:
+            for weight, sigma in strategies:
                 reach = 1.0
                 for infoset, column in paths[row]:
                     reach *= sigma[position[infoset], column]  # pi^{sigma^t}_p(I)
-                numerator += t * reach * sigma[position[row]]
-                denominator += t * reach
+                numerator += weight * reach * sigma[position[row]]
+                denominator += weight * reach
             result[out] = numerator / denominator if denominator > 0 else uniform[position[row]]
         return result
 
@@ -207,8 +217,8 @@ def from_solver(solver: NeuralSolver) -> NeuralPolicy:
         assert isinstance(solver, SingleDeepCFRSolver)
         played: Sequence[int] = range(1, solver.iteration)  # theta^T defines sigma^{T+1}, which no iteration played
         keep = solver.settings.kept_networks
-        if keep and keep < len(played):  # evenly spaced, the last among them
-            played = sorted({played[round(len(played) * (j + 1) / keep) - 1] for j in range(keep)})
+        if keep and keep < len(played):  # blocks of equal linear weight: t_j ~ (T-1) sqrt(j/K), the last among them
+            played = sorted({played[math.ceil(len(played) * math.sqrt((j + 1) / keep)) - 1] for j in range(keep)})
         chosen = {f"value{p}.{t}" for t in played for p in range(2)}
         weights = {
             name: value for name, value in getattr(solver, "kept", {}).items() if name.rsplit(".", 2)[0] in chosen

@@ -27,7 +27,7 @@ HYPERPARAMETERS: dict[str, tuple[Any, str]] = {
     "threads": (positive_int, "torch threads"),
     "kept_networks": (
         non_negative_int,
-        "sd-cfr model file: the value networks of at most N iterations per player, evenly spaced (0: all)",
+        "sd-cfr model file: the value networks of at most N iterations per player (0: all)",
     ),
 }
 """Every hyperparameter of :class:`~cfr_agents.solvers.neural.NeuralSettings`, as ``--traversals`` ..."""

@@ -69,8 +69,8 @@ def train(
     more = {"overrides": dict(overrides or {})} if training.takes_overrides else {}
     trained = training.train(game, amount, np.random.default_rng(seed), chosen, progress, **more)
     seconds = time.perf_counter() - started - check_seconds
-    last = curve[-1] if curve and curve[-1].amount == trained.amount else None  # checked the saved agent
-    nash_conv = last.nash_conv if last else exploitability_of_strategy(tree, strategy_of(trained.agent, tree)).nash_conv
+    # The saved agent, scored as saved: it may differ from what the last check scored (a thinned SD-CFR model).
+    nash_conv = exploitability_of_strategy(tree, strategy_of(trained.agent, tree)).nash_conv
     provenance = Provenance(
         kind=kind,
         game=game.game_id,

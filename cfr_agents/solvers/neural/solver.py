@@ -71,9 +71,9 @@ class NeuralSettings:
     threads: int = 1
     """torch's intra-op threads (set explicitly: results then do not depend on the machine's core count)."""
     kept_networks: int = 0
-    """SD-CFR's model file: the value networks of at most this many iterations per player, evenly spaced and
-    the last among them (0: every iteration's). Training is unchanged; the model plays, and is scored
-    as, the linear mixture over the kept iterations (:mod:`cfr_agents.neural_policy`)."""
+    """SD-CFR's model file: the value networks of at most this many iterations per player, splitting the linear
+    weight into equal blocks, the last among them (0: every iteration's). Training is unchanged; the model
+    plays, and is scored as, the mixture over the kept iterations (:mod:`cfr_agents.neural_policy`)."""
 
     def check(self) -> None:
         counts = {name: getattr(self, name) for name in ("traversals", "advantage_batches", "advantage_batch_size")}
