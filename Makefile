@@ -67,9 +67,13 @@ bench-opponents: $(VENV)/.test
 	$(BIN)/python benchmarks/opponents.py --out benchmarks/results/opponents.md
 	$(BIN)/python benchmarks/opponent_tables.py --out-dir benchmarks/results
 
-# Neural CFR beside OpenSpiel's Deep CFR: about 2.5 hours (5 min x 3 seeds and 20 min x 1 seed, 4 solvers).
+# Neural CFR beside OpenSpiel's Deep CFR and tabular MCCFR, two runs at once (one per core): each Leduc about an
+# hour (budgets of CPU time: seed 0 for 20 min, scored at 5 min on its way, and seeds 1-2 for 5 min); Kuhn 6 min.
 bench-neural: $(VENV)/.test
-	$(BIN)/python benchmarks/neural.py --out benchmarks/results/neural.md
+	$(BIN)/python benchmarks/neural.py --game openspiel:leduc_poker --parallel 2 --checks 8 --out benchmarks/results/neural.md
+	$(BIN)/python benchmarks/neural.py --game rlcard:leduc-holdem --parallel 2 --checks 8 --out benchmarks/results/neural-rlcard.md
+	$(BIN)/python benchmarks/neural.py --game openspiel:kuhn_poker --minutes 1 --seeds 3 --checks 6 --parallel 2 \
+		--out benchmarks/results/neural-kuhn.md
 
 # The documentation site (docs/, Sphinx + MyST) with the API reference; warnings are errors.
 docs: $(VENV)/.docs

@@ -31,6 +31,11 @@ SHIPPED = (
     ("rlcard-nfsp", "rlcard:leduc-holdem"),
     ("openspiel-nfsp", "openspiel:leduc_poker"),
     ("rlcard-cfr", "rlcard:leduc-holdem"),
+    *(
+        (kind, game_id)
+        for kind in ("deep-cfr", "sd-cfr")
+        for game_id in ("openspiel:leduc_poker", "rlcard:leduc-holdem")
+    ),
 )
 
 

@@ -21,16 +21,24 @@ SHIPPED = [
     ("rlcard-nfsp", "rlcard:leduc-holdem"),
     ("openspiel-nfsp", "openspiel:leduc_poker"),
     ("rlcard-cfr", "rlcard:leduc-holdem"),
+    *(
+        (kind, game_id)
+        for kind in ("deep-cfr", "sd-cfr")
+        for game_id in ("openspiel:leduc_poker", "rlcard:leduc-holdem")
+    ),
 ]
+NETWORKS = ("nfsp", "deep-cfr", "sd-cfr")
+"""Families whose models are torch float32 networks."""
 
 
 def test_every_family_is_available_where_it_applies() -> None:
-    unshipped = {"deep-cfr", "sd-cfr"}  # neural models apply where one is shipped for the game
-    expected = [name for name in FAMILIES if name != "openspiel-nfsp" and name not in unshipped]
+    expected = [name for name in FAMILIES if name != "openspiel-nfsp"]
     assert [f.name for f in available("rlcard:leduc-holdem")] == expected
     assert [f.name for f in available("openspiel:leduc_poker")] == [
         "random",
         "openspiel-nfsp",
+        "deep-cfr",
+        "sd-cfr",
         "openspiel-cfr",
         "openspiel-cfr+",
         "openspiel-mccfr-es",
@@ -53,10 +61,11 @@ def test_shipped_models_reproduce_their_recorded_exploitability(kind: str, game_
     assert provenance.training_seconds > 0 and provenance.versions["rlcard"] == "1.2.0"
     opponent = load_opponent(kind, game_id)
     measured = exploitability_of_strategy(tree(game_id), opponent.agent.strategy(tree(game_id)))
-    if kind.endswith("nfsp"):
+    if kind.endswith(NETWORKS):
         # torch float32 networks: the recorded value holds on any CPU only to float32's tolerance.
         assert measured.nash_conv == pytest.approx(provenance.nash_conv, rel=FLOAT32_RTOL)
         assert data["weights"].endswith(".safetensors")
+        assert path.with_name(data["weights"]).stat().st_size < 5_000_000  # a few MB: SD-CFR keeps 24 iterations
     else:
         # float64 tables: the same value on any CPU up to float64 rounding, far below 1e-9.
         assert measured.nash_conv == pytest.approx(provenance.nash_conv, abs=1e-9)
@@ -206,7 +215,7 @@ def test_train_opponent_is_reproducible_and_its_file_is_an_agent(
     first, second = outputs
     assert first["nash_conv"] == second["nash_conv"]
     weights = [tmp_path / f"{run}.safetensors" for run in ("a", "b")]
-    if kind.endswith("nfsp"):
+    if kind.endswith(NETWORKS):
         assert weights[0].read_bytes() == weights[1].read_bytes()
     assert main(["exploitability", str(tmp_path / "a.json"), "--json"]) == 0
     measured = json.loads(capsys.readouterr().out)
