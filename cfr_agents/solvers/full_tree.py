@@ -37,6 +37,7 @@ import numpy as np
 from adapters import Game
 from cfr_agents.policy import Policy
 from cfr_agents.solvers.full_tree_kernel import run_iterations
+from cfr_agents.solvers.payoff_blocks import payoff_blocks
 from cfr_agents.solvers.update_rule import UpdateRule
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
 
@@ -72,8 +73,8 @@ class FullTreeSolver:
                 self._levels[player, level] = start, stop
         self._level_count = np.array([len(tree.levels[p]) for p in range(2)], dtype=np.int64)
         self._num_actions = tree.action_mask.sum(axis=1).astype(np.int64)
-        self._terminal_sequence = np.ascontiguousarray(tree.terminal_sequence, dtype=np.int64)
-        self._chance_utility = np.ascontiguousarray(tree.terminal_chance * tree.terminal_utility)
+        self._blocks = payoff_blocks(tree)
+        self._prefix = np.zeros(self._blocks.max_columns + 1)
         self._q = np.zeros(tree.num_sequences)
         self._value = np.zeros(n)
 
@@ -97,8 +98,8 @@ class FullTreeSolver:
             self._level_count,
             self.tree.parent_sequence,
             self._num_actions,
-            self._terminal_sequence,
-            self._chance_utility,
+            self._blocks.arrays(),
+            self._prefix,
             self._regret,
             self._cumulative,
             self._sigma,
@@ -114,8 +115,9 @@ class FullTreeSolver:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the solver's own arrays: its state, scratch vectors and terminal arrays."""
-        return sum(value.nbytes for value in vars(self).values() if isinstance(value, np.ndarray))
+        """Bytes of the solver's own arrays: its state, scratch vectors and payoff blocks."""
+        arrays = sum(value.nbytes for value in vars(self).values() if isinstance(value, np.ndarray))
+        return arrays + self._blocks.nbytes
 
     def compile(self) -> float:
         """Compile the iteration kernel, or load it from Numba's cache; seconds taken (0 once loaded)."""

@@ -1,13 +1,14 @@
 r"""The compiled full-tree iteration: whole runs of CFR iterations in one Numba call.
 
 The arithmetic is :mod:`cfr_agents.solvers.full_tree`'s, written as loops over the compiled tree's
-arrays so that an iteration costs, per player, a pass over the terminals and two over the updating
-player's infosets, with no Python between iterations. For the updating player :math:`i` at iteration :math:`t`:
+arrays so that an iteration costs, per player, a pass over the payoff matrix's blocks and two over the
+updating player's infosets, with no Python between iterations. For the updating player :math:`i` at iteration :math:`t`:
 
-1. :math:`q(\sigma) = \sum_{z:\,\sigma_i(z) = \sigma} c(z)\,u_i(z)\,x_{-i}(\sigma_{-i}(z))` for every
-   sequence :math:`\sigma` that ends a path of :math:`i`'s, in one pass over the terminals in the
-   order the tree was walked (an order that keeps the scattered reads and writes close together: grouping
-   the terminals by :math:`\sigma` measured 1.3-2x slower on Leduc, 13-rank Leduc and Liar's Dice);
+1. :math:`q(\sigma_i) = \sum_{\sigma_{-i}} A_i(\sigma_i, \sigma_{-i})\, x_{-i}(\sigma_{-i})`, with
+   :math:`A_i(\sigma_i, \sigma_{-i}) = \sum_{z} c(z)\,u_i(z)` over the terminals that end in the two sequences:
+   the sequence-form payoff matrix in public blocks (:mod:`~cfr_agents.solvers.payoff_blocks`), each ranked
+   block -- a showdown or a fold, one per public history -- for about one operation per row and column
+   instead of one per terminal;
 2. bottom-up over :math:`i`'s infosets, deepest level first:
    :math:`v(I) = \sum_a \sigma^t(I,a)\,q(Ia)`, added into :math:`q(\mathrm{parent}(I))`, and
    :math:`C^t(I,\cdot) = C^{t-1}(I,\cdot) + w_t\,x_i(\mathrm{parent}(I))\,\sigma^t(I,\cdot)` while
@@ -31,6 +32,7 @@ import math
 import numpy as np
 from numba import njit
 
+from cfr_agents.solvers.payoff_blocks import add_products
 from cfr_agents.solvers.update_rule import RESCALE_LOG, compiled_discount, compiled_log_average_weight
 
 
@@ -65,8 +67,8 @@ def _update_player(
     level_count: np.ndarray,
     parent: np.ndarray,
     num_actions: np.ndarray,
-    terminal_sequence: np.ndarray,
-    chance_utility: np.ndarray,
+    blocks: tuple,  # type: ignore[type-arg]
+    prefix: np.ndarray,
     regret: np.ndarray,
     cumulative: np.ndarray,
     sigma: np.ndarray,
@@ -79,10 +81,24 @@ def _update_player(
     first, last = levels[player, 0, 0], levels[player, level_count[player] - 1, 1]
     q[first * width : last * width] = 0.0  # the updater's sequences, and the empty one
     q[q.shape[0] - 1] = 0.0
-    own, other = terminal_sequence[player], terminal_sequence[1 - player]
-    utility = chance_utility[player]
-    for z in range(own.shape[0]):  # q(sigma_i(z)) += c(z) u_i(z) x_{-i}(sigma_{-i}(z))
-        q[own[z]] += utility[z] * x[other[z]]
+    add_products(  # q(sigma_i) += sum_{sigma_-i} A_i(sigma_i, sigma_-i) x_{-i}(sigma_-i)
+        player,
+        blocks[0],
+        blocks[1],
+        blocks[2],
+        blocks[3],
+        blocks[4],
+        blocks[5],
+        blocks[6],
+        blocks[7],
+        blocks[8],
+        blocks[9],
+        blocks[10],
+        blocks[11],
+        x,
+        q,
+        prefix,
+    )
     weight = _average_weight(gamma, gamma_change, horizon, t, scalars, cumulative)
     for level in range(level_count[player] - 1, -1, -1):  # bottom-up
         for infoset in range(levels[player, level, 0], levels[player, level, 1]):
@@ -135,8 +151,8 @@ def run_iterations(
     level_count: np.ndarray,
     parent: np.ndarray,
     num_actions: np.ndarray,
-    terminal_sequence: np.ndarray,
-    chance_utility: np.ndarray,
+    blocks: tuple,  # type: ignore[type-arg]
+    prefix: np.ndarray,
     regret: np.ndarray,
     cumulative: np.ndarray,
     sigma: np.ndarray,
@@ -165,8 +181,8 @@ def run_iterations(
                     level_count,
                     parent,
                     num_actions,
-                    terminal_sequence,
-                    chance_utility,
+                    blocks,
+                    prefix,
                     regret,
                     cumulative,
                     sigma,

@@ -1,0 +1,84 @@
+"""The sequence-form payoff matrix in public blocks (:mod:`cfr_agents.solvers.payoff_blocks`): its products
+equal the terminal-by-terminal sums on every game, and poker's and Liar's Dice's blocks are all ranked."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cfr_agents.solvers.payoff_blocks import MISSING, payoff_blocks
+from cfr_agents.solvers.payoff_blocks import _strengths as strengths
+from cfr_agents.tree import CompiledTree
+from tests.support import tree
+
+LEDUC13 = (
+    "openspiel:universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=1 1,raiseSize=2 4,firstPlayer=1 1,"
+    "maxRaises=2 2,numSuits=2,numRanks=13,numHoleCards=1,numBoardCards=0 1)"
+)
+GAMES = [
+    "openspiel:kuhn_poker",
+    "openspiel:leduc_poker",
+    "rlcard:leduc-holdem",
+    "rlcard:kuhn-poker",
+    "openspiel:leduc_poker(suit_isomorphism=True)",
+    "openspiel:liars_dice(dice_sides=3)",
+    pytest.param("openspiel:liars_dice", marks=pytest.mark.slow),
+    pytest.param(LEDUC13, marks=pytest.mark.slow),
+]
+
+
+def terminal_by_terminal(compiled: CompiledTree, player: int, x: np.ndarray) -> np.ndarray:
+    """:math:`q(\\sigma_i(z)) \\mathrel{+}= c(z) u_i(z) x(\\sigma_{-i}(z))`, one terminal at a time."""
+    q = np.zeros(compiled.num_sequences)
+    own, other = compiled.terminal_sequence[player], compiled.terminal_sequence[1 - player]
+    np.add.at(q, own, compiled.terminal_chance * compiled.terminal_utility[player] * x[other])
+    return q
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_products_equal_the_terminal_sums(game_id: str) -> None:
+    """For realization plans of random strategies, and for random non-negative vectors, both players."""
+    compiled = tree(game_id)
+    rng = np.random.default_rng(0)
+    strategy = rng.random(compiled.action_mask.shape) * compiled.action_mask
+    strategy /= strategy.sum(axis=1, keepdims=True)
+    for x in (compiled.realization_plan(strategy), rng.random(compiled.num_sequences)):
+        for player in range(2):
+            expected = terminal_by_terminal(compiled, player, x)
+            np.testing.assert_allclose(
+                payoff_blocks(compiled).product(player, x), expected, rtol=0, atol=1e-14 * np.abs(x).max()
+            )
+
+
+@pytest.mark.parametrize(
+    "game_id",
+    [
+        "openspiel:leduc_poker",
+        "rlcard:leduc-holdem",
+        "openspiel:liars_dice(dice_sides=3)",
+        pytest.param(LEDUC13, marks=pytest.mark.slow),
+    ],
+)
+def test_almost_every_terminal_is_in_a_ranked_block(game_id: str) -> None:
+    """What is left entry by entry is corrections for pairs no terminal has (hands sharing a card), and the
+    few blocks of one row or one column (a fold before the other player acts), cheaper entry by entry."""
+    compiled = tree(game_id)
+    blocks = payoff_blocks(compiled)
+    assert (np.diff(blocks.block_bounds, axis=1) > 0).all()
+    terminal_pairs = set(zip(*compiled.terminal_sequence.tolist(), strict=True))
+    for player in range(2):
+        start, stop = blocks.entry_bounds[player]
+        rows, columns = blocks.entry_row[start:stop].tolist(), blocks.entry_column[start:stop].tolist()
+        as_played = {(r, c) if player == 0 else (c, r) for r, c in zip(rows, columns, strict=True)}
+        assert len(terminal_pairs & as_played) <= 0.01 * len(terminal_pairs)
+
+
+def test_strengths_fit_a_showdown_and_refuse_a_cycle() -> None:
+    showdown = np.array([[0, -1, -1], [1, 0, -1], [1, 1, MISSING]], dtype=np.int8)  # rows and columns J < Q < K
+    found = strengths(showdown)
+    assert found is not None
+    rows, columns = found
+    present = showdown != MISSING
+    np.testing.assert_array_equal(np.sign(rows[:, None] - columns[None, :])[present], showdown[present])
+    cycle = np.array([[0, -1, 1], [1, 0, -1], [-1, 1, 0]], dtype=np.int8)  # rock, paper, scissors
+    assert strengths(cycle) is None
