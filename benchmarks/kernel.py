@@ -151,8 +151,10 @@ def memory_table(figures: dict[str, dict[str, float]]) -> Table:
         )
         for name, f in figures.items()
     )
-    headers = ("game", "infosets", "nodes", "build s", "setup s", "compile s", "solver B/node", "tree B/node")
-    headers += ("peak RSS MiB",)
+    headers = (
+        *("game", "infosets", "nodes", "build s", "setup s", "compile s"),
+        *("solver B/node", "tree B/node", "peak RSS MiB"),
+    )
     notes = (
         "Fresh process per game: build the tree (or load it from the tree cache), set the solver up (its payoff "
         "blocks), compile the kernel (Numba's cache after the first run), run 100 CFR+ iterations. Nodes count "

@@ -38,7 +38,7 @@ from adapters import Game, load_game
 from adapters.base import NUM_PLAYERS
 from adapters.errors import InputError, UnsupportedGameError
 from adapters.walk import Walk, walk
-from cfr_agents.tree_cache import load_or_build
+from cfr_agents.tree_cache import entry_header, load_or_build
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -81,6 +81,9 @@ class CompiledTree:
     from_cache: bool = False
     """Loaded from the tree cache (:mod:`cfr_agents.tree_cache`); :attr:`build_seconds` is then the
     time the load took."""
+    cache_header: Mapping[str, object] | None = field(default=None, repr=False)
+    """The header of the tree's entry in the tree cache (``None`` when the cache is off or does not hold the
+    game): arrays derived from the tree are cached beside it under the same key."""
     index: dict[str, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -163,7 +166,9 @@ def compile_tree(game: Game, *, cache: bool = True) -> CompiledTree:
     build = functools.partial(_build, game, started)
     if not cache:
         return build()
-    return load_or_build(game, build, _to_arrays, functools.partial(_from_arrays, game, started))
+    tree = load_or_build(game, build, _to_arrays, functools.partial(_from_arrays, game, started))
+    object.__setattr__(tree, "cache_header", entry_header(game))
+    return tree
 
 
 def _build(game: Game, started: float) -> CompiledTree:

@@ -14,6 +14,10 @@ any of these misses the cache, and the tree is built anew and stored in place of
 * **Which games**: those :func:`adapters.load_game` makes, whose trees follow from their id, rules
   and the versions above (see :func:`cacheable`); other adapters, and OpenSpiel games written in
   Python outside OpenSpiel and cfr-agents, are always built.
+* **Derived arrays**: arrays computed from a cached tree -- the full-tree solver's payoff blocks
+  (:mod:`cfr_agents.solvers.payoff_blocks`) -- are an entry of their own beside the tree's, keyed by the
+  tree's header, their name and a fingerprint of the code that derives them
+  (:func:`load_or_build_derived`).
 * **Safety**: entries are written to a temporary file and renamed into place, so a reader sees a
   whole entry or none. An entry that cannot be read or does not match its header is rebuilt and
   replaced. A cache directory that cannot be written leaves trees built as without a cache, with
@@ -104,14 +108,39 @@ def entry_path(entry_header: Mapping[str, object]) -> Path:
     return directory() / f"{readable}-{digest}.npz"
 
 
+def entry_header(game: Game) -> dict[str, object] | None:
+    """The header of ``game``'s entry, or ``None`` when the cache is off or does not hold the game."""
+    return header(game) if enabled() and cacheable(game) else None
+
+
 def load_or_build(
     game: Game, build: Callable[[], T], encode: Callable[[T], Arrays], decode: Callable[[Arrays], T]
 ) -> T:
     """``decode`` of ``game``'s entry if the cache holds a good one, else ``build()``, stored as ``encode``
     gives it. With the cache off, or for a game it does not hold, just ``build()``."""
-    if not (enabled() and cacheable(game)):
+    expected = entry_header(game)
+    return build() if expected is None else _load_or_build(expected, build, encode, decode)
+
+
+def load_or_build_derived(
+    tree_header: Mapping[str, object],
+    name: str,
+    sources: tuple[Path, ...],
+    build: Callable[[], T],
+    encode: Callable[[T], Arrays],
+    decode: Callable[[Arrays], T],
+) -> T:
+    """Like :func:`load_or_build`, for arrays derived from a cached tree (``tree_header`` is its entry's
+    header): an entry of its own named ``name``, keyed also by a fingerprint of the ``sources`` that derive it."""
+    if not enabled():
         return build()
-    expected = header(game)
+    expected = {**tree_header, "derived": name, "derived_code": _fingerprint(sources)}
+    return _load_or_build(expected, build, encode, decode)
+
+
+def _load_or_build(
+    expected: Mapping[str, object], build: Callable[[], T], encode: Callable[[T], Arrays], decode: Callable[[Arrays], T]
+) -> T:
     try:
         path = entry_path(expected)
     except RuntimeError as error:  # no XDG_CACHE_HOME and no home directory to default to
@@ -155,9 +184,10 @@ def _write(path: Path, entry_header: Mapping[str, object], arrays: Arrays) -> bo
 
 
 def _remove_superseded(path: Path, entry_header: Mapping[str, object]) -> None:
-    """Delete the other entries of the same game and rules (older versions or code): the entry at
-    ``path`` replaces them. Files that cannot be read or deleted are left alone."""
-    same_game = {name: entry_header[name] for name in ("game_id", "rules_fingerprint")}
+    """Delete the other entries of the same game, rules and kind (the tree, or the same derived arrays) --
+    older versions or code: the entry at ``path`` replaces them. Files that cannot be read or deleted are
+    left alone."""
+    same_game = {name: entry_header.get(name) for name in ("game_id", "rules_fingerprint", "derived")}
     for other in path.parent.glob(glob.escape(path.name.rsplit("-", 1)[0]) + "-*.npz"):
         if other == path:
             continue
@@ -195,7 +225,12 @@ def _versions() -> dict[str, str]:
 @functools.cache
 def _code_fingerprint() -> str:
     """``sha256:<hex>`` of the source of the ``adapters`` package and of :mod:`cfr_agents.tree`."""
-    sources = [*sorted(Path(adapters.__path__[0]).glob("*.py")), Path(__file__).with_name("tree.py")]
+    return _fingerprint((*sorted(Path(adapters.__path__[0]).glob("*.py")), Path(__file__).with_name("tree.py")))
+
+
+@functools.cache
+def _fingerprint(sources: tuple[Path, ...]) -> str:
+    """``sha256:<hex>`` of the names and contents of ``sources``."""
     digest = hashlib.sha256()
     for source in sources:
         digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")

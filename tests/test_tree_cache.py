@@ -252,3 +252,31 @@ def test_no_tree_cache_on_the_command_line_neither_reads_nor_writes_the_cache(ca
     load_tree.cache_clear()
     assert run_cli(argv).status == 0
     assert len(list(cache_home.rglob("*.npz"))) == 1
+
+
+def test_payoff_blocks_are_cached_beside_their_tree(cache_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The full-tree solver's payoff blocks are stored once and loaded after, array for array; the tree's entry
+    and the blocks' entry keep each other; a stored entry whose indices would read outside the tree is rebuilt."""
+    from cfr_agents.solvers import payoff_blocks as blocks_module
+
+    game = adapters.load_game("rlcard:leduc-holdem")
+    fresh = blocks_module._lay_out(compile_tree(game, cache=False))
+    tree = compile_tree(game)
+    blocks_module.payoff_blocks(tree)
+    assert len(entries(cache_home)) == 2
+    blocks_module.payoff_blocks.cache_clear()
+    with monkeypatch.context() as patched:
+        patched.setattr(blocks_module, "_lay_out", lambda tree: pytest.fail("laid out again"))
+        loaded = blocks_module.payoff_blocks(compile_tree(game))
+    for name, array in blocks_module._to_arrays(fresh).items():
+        assert np.array_equal(getattr(loaded, name), array), name
+    (path,) = set(entries(cache_home)) - {tree_cache.entry_path(tree_cache.header(game))}
+    with np.load(path, allow_pickle=False) as entry:
+        header = json.loads(str(entry["header"][()]))
+        stored = {name: entry[name] for name in entry.files if name != "header"}
+    stored["entry_column"] = stored["entry_column"] + tree.num_sequences  # past the end of x
+    assert tree_cache._write(path, header, stored)
+    blocks_module.payoff_blocks.cache_clear()
+    rebuilt = blocks_module.payoff_blocks(compile_tree(game))
+    assert np.array_equal(rebuilt.entry_column, fresh.entry_column)
+    assert len(entries(cache_home)) == 2

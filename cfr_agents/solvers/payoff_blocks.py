@@ -32,13 +32,17 @@ Any grouping of the terminals gives the same products; the public histories only
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
 from cfr_agents.tree import KIND_CHANCE, KIND_DECISION, KIND_TERMINAL, CompiledTree, FloatArray, IntArray
+from cfr_agents.tree_cache import load_or_build_derived
 
 MISSING = 2
 """A block's pattern marks the pairs it lacks with this (its entries are -1, 0 or 1)."""
@@ -124,7 +128,52 @@ class PayoffBlocks:
 
 @functools.lru_cache(maxsize=8)
 def payoff_blocks(tree: CompiledTree) -> PayoffBlocks:
-    """The blocks of ``tree`` (computed once per tree and process; the eight last used are kept)."""
+    """The blocks of ``tree``: laid out once per tree and process (the eight last used are kept), and kept
+    in the tree cache beside the tree when the tree is cached (:func:`cfr_agents.tree_cache.load_or_build_derived`)."""
+    if tree.cache_header is None:
+        return _lay_out(tree)
+    build = functools.partial(_lay_out, tree)
+    decode = functools.partial(_from_arrays, tree)
+    return load_or_build_derived(tree.cache_header, "payoff-blocks", (Path(__file__),), build, _to_arrays, decode)
+
+
+def _to_arrays(blocks: PayoffBlocks) -> dict[str, NDArray[np.generic]]:
+    return {field.name: getattr(blocks, field.name) for field in fields(PayoffBlocks)}
+
+
+def _from_arrays(tree: CompiledTree, arrays: Mapping[str, NDArray[Any]]) -> PayoffBlocks:
+    """The blocks stored by :func:`_to_arrays`, once every index is checked to lie where the kernel reads
+    (it does not check bounds); ``ValueError`` otherwise."""
+    kinds = {
+        field.name: np.float64 if field.name in ("scale", "entry_value") else np.int64 for field in fields(PayoffBlocks)
+    }
+    if set(arrays) != set(kinds) or any(arrays[name].dtype != kind for name, kind in kinds.items()):
+        raise ValueError("the stored arrays are not payoff blocks")
+    blocks = PayoffBlocks(**{name: arrays[name] for name in kinds})
+    rows, columns = np.diff(blocks.row_start), np.diff(blocks.column_start)
+    entries = blocks.entry_bounds
+    checks = (
+        blocks.block_bounds.shape == entries.shape == (2, 2),
+        blocks.block_bounds[1, 1] == blocks.scale.size == rows.size == columns.size,
+        entries[1, 1] == blocks.entry_row.size == blocks.entry_column.size == blocks.entry_value.size,
+        (rows >= 0).all() and (columns >= 0).all() and blocks.row_start[0] == blocks.column_start[0] == 0,
+        blocks.row_start[-1] == blocks.row_sequence.size == blocks.row_low.size == blocks.row_high.size,
+        blocks.column_start[-1] == blocks.column_sequence.size,
+        all(_within(a, tree.num_sequences) for a in (blocks.row_sequence, blocks.column_sequence)),
+        all(_within(a, tree.num_sequences) for a in (blocks.entry_row, blocks.entry_column)),
+        (blocks.row_low >= 0).all() and (blocks.row_low <= blocks.row_high).all(),
+        (blocks.row_high <= np.repeat(columns, rows)).all(),
+    )
+    if not all(checks):
+        raise ValueError("the stored payoff blocks do not fit the tree")
+    return blocks
+
+
+def _within(indices: IntArray, size: int) -> bool:
+    return bool(indices.size == 0 or (indices.min() >= 0 and indices.max() < size))
+
+
+def _lay_out(tree: CompiledTree) -> PayoffBlocks:
     group, first, values = _entries(tree)
     sequences = tree.terminal_sequence[:, first]
     players = [_player_blocks(group, sequences[p], sequences[1 - p], values[p]) for p in range(2)]
