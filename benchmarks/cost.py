@@ -9,6 +9,8 @@ Each game runs in a fresh process, which reports:
 
 * its infosets and nodes (chance, decision and terminal);
 * the cold build (``compile_tree(game, cache=False)``) and, after the tree cache is filled, a cached load;
+* the full-tree solver's set-up (laying out its payoff blocks, :mod:`cfr_agents.solvers.payoff_blocks`),
+  cold and from the tree cache;
 * µs per CFR+ iteration: ours (kernel compiled first), OpenSpiel's C++ ``CFRPlusSolver`` and LiteEFG's
   ``CFRplus`` (small games only: it builds its tree in Python), each timed over batches of at least
   ``--batch-seconds``, the best of ``--rounds``;
@@ -43,6 +45,8 @@ UNIVERSAL = (
     "maxRaises=2 2,numSuits=4,numRanks=6,numHoleCards=1,numBoardCards=0 1)"
 )
 """A Leduc-like limit game on a 24-card deck (4 suits of 6 ranks): 16,704 infosets, 919,105 nodes."""
+UNIVERSAL_52 = UNIVERSAL.replace("numSuits=4,numRanks=6", "numSuits=4,numRanks=13")
+"""The same on a full 52-card deck: 79,872 infosets, 9,984,833 nodes."""
 GAMES: dict[str, str] = {
     "kuhn": "openspiel:kuhn_poker",
     "leduc": "openspiel:leduc_poker",
@@ -51,6 +55,7 @@ GAMES: dict[str, str] = {
     "liars_dice": "openspiel:liars_dice",
     "leduc13": f"openspiel:{LEDUC13}",
     "universal-24": f"openspiel:{UNIVERSAL}",
+    "universal-52": f"openspiel:{UNIVERSAL_52}",
 }
 LITEEFG_GAMES = ("kuhn", "leduc", "leduc-iso")
 RULES = ("dcfr", "dcfr+", "pdcfr+")
@@ -88,21 +93,29 @@ def measure(name: str, budget: float, rounds: int, batch_seconds: float) -> dict
     started = time.perf_counter()
     tree = compile_tree(game, cache=False)
     cold = time.perf_counter() - started
+    started = time.perf_counter()
+    solver = cfr_agents.make_solver(tree, "cfr+")  # the tree is not cached: its blocks are laid out
+    setup_cold = time.perf_counter() - started
     with tempfile.TemporaryDirectory() as cache:
         os.environ["XDG_CACHE_HOME"] = cache
         os.environ.pop("CFR_AGENTS_NO_TREE_CACHE", None)
-        compile_tree(game)  # fills the cache
+        cfr_agents.make_solver(compile_tree(game), "cfr+")  # fills the cache: the tree and its blocks
         started = time.perf_counter()
-        compile_tree(game)
+        loaded = compile_tree(game)
         cached = time.perf_counter() - started
+        started = time.perf_counter()
+        cfr_agents.make_solver(loaded, "cfr+")
+        setup_cached = time.perf_counter() - started
+        del loaded
     figures: dict[str, Any] = {
         "game": GAMES[name],
         "infosets": tree.num_infosets,
         "nodes": len(tree.node_kind),
         "cold_build": cold,
         "cached_load": cached,
+        "setup_cold": setup_cold,
+        "setup_cached": setup_cached,
     }
-    solver = cfr_agents.make_solver(tree, "cfr+")
     assert isinstance(solver, FullTreeSolver)
     solver.compile()
     figures["ours_us"] = best_of(solver.run, rounds, batch_seconds) * 1e6
@@ -170,6 +183,7 @@ def table(rows: dict[str, dict[str, Any]], budget: float) -> Table:
                 f"{int(f['infosets']):,}",
                 f"{int(f['nodes']):,}",
                 f"{float(f['cold_build']):.3f} / {float(f['cached_load']):.3f}",
+                f"{float(f['setup_cold']):.3f} / {float(f['setup_cached']):.3f}",
                 _us(f.get("ours_us")),
                 _us(f.get("openspiel_us")),
                 _us(f.get("liteefg_us")),
@@ -190,6 +204,7 @@ def table(rows: dict[str, dict[str, Any]], budget: float) -> Table:
         "infosets",
         "nodes",
         "build s, cold / cached",
+        "solver set-up s, cold / cached",
         "µs/it CFR+ (ours)",
         "µs/it OpenSpiel C++",
         "µs/it LiteEFG",

@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script:
 
 import numpy as np
 
-from benchmarks.report import Table, load_average, machine_facts, now, progress
+from benchmarks.report import Table, load_average, machine_facts, now, progress, verdict
 from cfr_agents.files import write_atomic
 
 CONTENDERS = ("sd-cfr", "deep-cfr", "openspiel-deep-cfr", "mccfr-external")
@@ -58,6 +58,14 @@ OPENSPIEL_EXAMPLE: dict[str, Any] = {
 }
 """The settings of OpenSpiel's ``examples/deep_cfr_pytorch.py``."""
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "neural.md"
+TARGETS: dict[str, tuple[tuple[str, float, float], ...]] = {
+    "openspiel:leduc_poker": (("sd-cfr", 5.0, 0.10), ("sd-cfr", 20.0, 0.06), ("deep-cfr", 5.0, 0.15)),
+    "openspiel:kuhn_poker": (("sd-cfr", 1.0, 0.01), ("deep-cfr", 1.0, 0.01)),
+}
+"""Per game: (contender, minutes, most exploitability) that the median at that budget must meet."""
+HALF_OF_OPENSPIEL = ("sd-cfr", "deep-cfr")
+"""Where OpenSpiel's Deep CFR runs, each of these must be at most half of it at every budget (medians, as scored
+by OpenSpiel's own ``exploitability``)."""
 
 
 def run_one(
@@ -219,8 +227,46 @@ def table(game_id: str, runs: Sequence[dict[str, Any]], budgets: Sequence[float]
         *(f"exploitability at {budget / 60:g} min" for budget in budgets),
         "first at OpenSpiel's value",
     )
-    note = "" if reference is None else f"OpenSpiel's value at {longest / 60:g} min: {reference:.4f}."
-    return Table(f"{game_id}: exploitability (NashConv / 2) after training time", headers, tuple(rows), (note,))
+    notes = [] if reference is None else [f"OpenSpiel's value at {longest / 60:g} min: {reference:.4f}."]
+    notes += targets(game_id, runs, budgets, seeds)
+    return Table(f"{game_id}: exploitability (NashConv / 2) after training time", headers, tuple(rows), tuple(notes))
+
+
+def median_at(runs: Sequence[dict[str, Any]], contender: str, budget: float, seeds: int) -> float | None:
+    """The median exploitability of ``contender``'s first ``seeds`` seeds at ``budget`` seconds (as OpenSpiel
+    scores OpenSpiel's policy: not renormalised)."""
+    values = [
+        point[2]
+        for run in runs
+        if run["contender"] == contender and run["seed"] < seeds
+        for point in run["points"]
+        if point[0] == budget
+    ]
+    return statistics.median(values) if values else None
+
+
+def targets(game_id: str, runs: Sequence[dict[str, Any]], budgets: Sequence[float], seeds: Sequence[int]) -> list[str]:
+    """One line per target of :data:`TARGETS` and :data:`HALF_OF_OPENSPIEL`, with the measured value and verdict."""
+    lines = []
+    count = dict(zip(budgets, seeds, strict=True))
+    for contender, minutes, most in TARGETS.get(game_id, ()):
+        budget = minutes * 60
+        value = median_at(runs, contender, budget, count.get(budget, 1)) if budget in count else None
+        shown = "not measured" if value is None else f"{value:.4f}: {verdict(value <= most)}"
+        lines.append(f"Target: {contender} at {minutes:g} min <= {most:g}: {shown}.")
+    for budget, seeds_here in count.items():
+        theirs = median_at(runs, "openspiel-deep-cfr", budget, seeds_here)
+        if theirs is None:
+            continue
+        for contender in HALF_OF_OPENSPIEL:
+            ours = median_at(runs, contender, budget, seeds_here)
+            if ours is not None:
+                passed = verdict(ours <= theirs / 2)
+                lines.append(
+                    f"Target: {contender} at {budget / 60:g} min at most half of OpenSpiel's Deep CFR "
+                    f"({theirs:.4f} / 2 = {theirs / 2:.4f}): {ours:.4f}: {passed}."
+                )
+    return lines
 
 
 def plot(path: Path, game_id: str, runs: Sequence[dict[str, Any]]) -> None:
@@ -294,7 +340,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     seeds = [int(s) for s in options.seeds.split(",")]
     if options.replot:
         saved = json.loads(options.replot.read_text())
-        print(table(options.game, saved, budgets, seeds).text())
+        result = table(options.game, saved, budgets, seeds)
+        print(result.text())
+        report = options.replot.with_suffix(".md")
+        if report.exists():  # the run's header (command, machine, load) kept, its table drawn again
+            header = report.read_text().split("\n## ", 1)[0].rstrip("\n")
+            write_atomic(report, header + "\n\n" + result.markdown())
         plot(options.replot.with_suffix(".png"), options.game, saved)
         return 0
     contenders = [c for c in options.contenders.split(",") if c]
@@ -321,6 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     with ThreadPoolExecutor(len(cores)) as pool:
         runs = list(pool.map(launch, jobs))
+    write_atomic(options.out.with_suffix(".json"), json.dumps(runs) + "\n")  # first: the runs are the work
     result = table(options.game, runs, budgets, seeds)
     print(result.text())
     facts = {
@@ -337,7 +389,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"`{command.strip()}`, {now()}. " + "; ".join(f"{k}: {v}" for k, v in facts.items()) + ".",
     ]
     write_atomic(options.out, "\n".join(header) + "\n\n" + result.markdown())
-    write_atomic(options.out.with_suffix(".json"), json.dumps(runs) + "\n")
     plot(options.out.with_suffix(".png"), options.game, runs)
     return 0
 

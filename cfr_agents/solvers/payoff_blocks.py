@@ -82,43 +82,14 @@ class PayoffBlocks:
         return int(np.diff(self.column_start).max(initial=0))
 
     def arrays(self) -> tuple[NDArray[np.generic], ...]:
-        """The arrays in the order :func:`add_products` takes them after ``player``."""
-        return (
-            self.block_bounds,
-            self.scale,
-            self.row_start,
-            self.row_sequence,
-            self.row_low,
-            self.row_high,
-            self.column_start,
-            self.column_sequence,
-            self.entry_bounds,
-            self.entry_row,
-            self.entry_column,
-            self.entry_value,
-        )
+        """The arrays in the order :func:`add_products` takes them after ``player`` (the fields' order)."""
+        return tuple(getattr(self, field.name) for field in fields(self))
 
     def product(self, player: int, x: FloatArray) -> FloatArray:
         """:math:`A_i x_{-i}` for ``player`` :math:`i`, one entry per sequence (:func:`add_products`)."""
         q = np.zeros_like(x)
-        add_products(
-            player,
-            self.block_bounds,
-            self.scale,
-            self.row_start,
-            self.row_sequence,
-            self.row_low,
-            self.row_high,
-            self.column_start,
-            self.column_sequence,
-            self.entry_bounds,
-            self.entry_row,
-            self.entry_column,
-            self.entry_value,
-            x,
-            q,
-            np.zeros(self.max_columns + 1),
-        )
+        kernel: Any = add_products
+        kernel(player, *self.arrays(), x, q, np.zeros(self.max_columns + 1))
         return q
 
     @property
@@ -138,7 +109,7 @@ def payoff_blocks(tree: CompiledTree) -> PayoffBlocks:
 
 
 def _to_arrays(blocks: PayoffBlocks) -> dict[str, NDArray[np.generic]]:
-    return {field.name: getattr(blocks, field.name) for field in fields(PayoffBlocks)}
+    return {field.name: array for field, array in zip(fields(PayoffBlocks), blocks.arrays(), strict=True)}
 
 
 def _from_arrays(tree: CompiledTree, arrays: Mapping[str, NDArray[Any]]) -> PayoffBlocks:
