@@ -3,10 +3,13 @@ equal the terminal-by-terminal sums on every game, and poker's and Liar's Dice's
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
-from cfr_agents.solvers.payoff_blocks import MISSING, payoff_blocks
+from cfr_agents.solvers import payoff_blocks as blocks_module
+from cfr_agents.solvers.payoff_blocks import MISSING, PayoffBlocks
 from cfr_agents.solvers.payoff_blocks import _strengths as strengths
 from cfr_agents.tree import CompiledTree
 from tests.support import tree
@@ -22,7 +25,7 @@ GAMES = [
     "rlcard:kuhn-poker",
     "openspiel:leduc_poker(suit_isomorphism=True)",
     "openspiel:liars_dice(dice_sides=3)",
-    pytest.param("openspiel:liars_dice", marks=pytest.mark.slow),
+    "openspiel:liars_dice",
     pytest.param(LEDUC13, marks=pytest.mark.slow),
 ]
 
@@ -35,19 +38,27 @@ def terminal_by_terminal(compiled: CompiledTree, player: int, x: np.ndarray) -> 
     return q
 
 
+@pytest.fixture(params=[False, True], ids=["by-cost", "every-ranked-block"])
+def lay_out(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Callable[[CompiledTree], PayoffBlocks]:
+    """Blocks as the solver lays them out (where they are cheaper), or every ranked group as a block."""
+    if request.param:
+        monkeypatch.setattr(blocks_module, "BLOCK_STEP", 0)
+        monkeypatch.setattr(blocks_module, "BLOCK_OVERHEAD", -1)
+    return blocks_module._lay_out
+
+
 @pytest.mark.parametrize("game_id", GAMES)
-def test_products_equal_the_terminal_sums(game_id: str) -> None:
+def test_products_equal_the_terminal_sums(game_id: str, lay_out: Callable[[CompiledTree], PayoffBlocks]) -> None:
     """For realization plans of random strategies, and for random non-negative vectors, both players."""
     compiled = tree(game_id)
+    blocks = lay_out(compiled)
     rng = np.random.default_rng(0)
     strategy = rng.random(compiled.action_mask.shape) * compiled.action_mask
     strategy /= strategy.sum(axis=1, keepdims=True)
     for x in (compiled.realization_plan(strategy), rng.random(compiled.num_sequences)):
         for player in range(2):
             expected = terminal_by_terminal(compiled, player, x)
-            np.testing.assert_allclose(
-                payoff_blocks(compiled).product(player, x), expected, rtol=0, atol=1e-14 * np.abs(x).max()
-            )
+            np.testing.assert_allclose(blocks.product(player, x), expected, rtol=0, atol=1e-14 * np.abs(x).max())
 
 
 @pytest.mark.parametrize(
@@ -59,11 +70,13 @@ def test_products_equal_the_terminal_sums(game_id: str) -> None:
         pytest.param(LEDUC13, marks=pytest.mark.slow),
     ],
 )
-def test_almost_every_terminal_is_in_a_ranked_block(game_id: str) -> None:
-    """What is left entry by entry is corrections for pairs no terminal has (hands sharing a card), and the
-    few blocks of one row or one column (a fold before the other player acts), cheaper entry by entry."""
+def test_almost_every_terminal_is_in_a_ranked_block(game_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every ranked group a block, what is left one by one is corrections for pairs no terminal has (hands
+    sharing a card), and the few groups of one row or one column (a fold before the other player acts)."""
+    monkeypatch.setattr(blocks_module, "BLOCK_STEP", 0)
+    monkeypatch.setattr(blocks_module, "BLOCK_OVERHEAD", -1)
     compiled = tree(game_id)
-    blocks = payoff_blocks(compiled)
+    blocks = blocks_module._lay_out(compiled)
     assert (np.diff(blocks.block_bounds, axis=1) > 0).all()
     terminal_pairs = set(zip(*compiled.terminal_sequence.tolist(), strict=True))
     for player in range(2):
@@ -71,6 +84,16 @@ def test_almost_every_terminal_is_in_a_ranked_block(game_id: str) -> None:
         rows, columns = blocks.entry_row[start:stop].tolist(), blocks.entry_column[start:stop].tolist()
         as_played = {(r, c) if player == 0 else (c, r) for r, c in zip(rows, columns, strict=True)}
         assert len(terminal_pairs & as_played) <= 0.01 * len(terminal_pairs)
+
+
+def test_blocks_are_kept_where_they_are_cheaper() -> None:
+    """Liar's Dice's 6 x 6 blocks are cheaper than their 36 terminals; Leduc's 5 x 5, with its 6 cards, are not."""
+    dice, leduc = (
+        blocks_module._lay_out(tree("openspiel:liars_dice")),
+        blocks_module._lay_out(tree("openspiel:leduc_poker")),
+    )
+    assert (dice.entry_bounds == 0).all() and (np.diff(dice.block_bounds, axis=1) > 0).all()
+    assert (leduc.block_bounds == 0).all()
 
 
 def test_strengths_fit_a_showdown_and_refuse_a_cycle() -> None:

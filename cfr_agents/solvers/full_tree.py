@@ -37,7 +37,7 @@ import numpy as np
 from adapters import Game
 from cfr_agents.policy import Policy
 from cfr_agents.solvers.full_tree_kernel import run_iterations
-from cfr_agents.solvers.payoff_blocks import payoff_blocks
+from cfr_agents.solvers.payoff_blocks import index_type, payoff_blocks
 from cfr_agents.solvers.update_rule import UpdateRule
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
 
@@ -73,6 +73,7 @@ class FullTreeSolver:
                 self._levels[player, level] = start, stop
         self._level_count = np.array([len(tree.levels[p]) for p in range(2)], dtype=np.int64)
         self._num_actions = tree.action_mask.sum(axis=1).astype(np.int64)
+        self._parent = tree.parent_sequence.astype(index_type(tree.num_sequences))
         self._blocks = payoff_blocks(tree)
         self._prefix = np.zeros(self._blocks.max_columns + 1)
         self._q = np.zeros(tree.num_sequences)
@@ -96,7 +97,7 @@ class FullTreeSolver:
             self.rule.discount_first,
             self._levels,
             self._level_count,
-            self.tree.parent_sequence,
+            self._parent,
             self._num_actions,
             self._blocks.arrays(),
             self._prefix,

@@ -100,41 +100,49 @@ def _update_player(
         prefix,
     )
     weight = _average_weight(gamma, gamma_change, horizon, t, scalars, cumulative)
+    # Each level as slices, counted from 0: indices known to be non-negative skip the negative-index wraparound.
+    cells = q[: q.shape[0] - 1].reshape((sigma.shape[0], width))  # q(I, a), the sequences (I, a)
     for level in range(level_count[player] - 1, -1, -1):  # bottom-up
-        for infoset in range(levels[player, level, 0], levels[player, level, 1]):
-            reach = weight * x[parent[infoset]]
+        start, stop = levels[player, level, 0], levels[player, level, 1]
+        own_sigma, own_cumulative, own_q = sigma[start:stop], cumulative[start:stop], cells[start:stop]
+        own_parent, own_actions, own_value = parent[start:stop], num_actions[start:stop], value[start:stop]
+        for i in range(stop - start):
+            reach = weight * x[own_parent[i]]
             v = 0.0
-            for a in range(num_actions[infoset]):
-                v += sigma[infoset, a] * q[infoset * width + a]  # v(I) = sum_a sigma^t(I,a) q(Ia)
-                cumulative[infoset, a] += reach * sigma[infoset, a]  # C^t += w_t pi_i(I) sigma^t(I,a)
-            value[infoset] = v
-            q[parent[infoset]] += v
+            for a in range(own_actions[i]):
+                v += own_sigma[i, a] * own_q[i, a]  # v(I) = sum_a sigma^t(I,a) q(Ia)
+                own_cumulative[i, a] += reach * own_sigma[i, a]  # C^t += w_t pi_i(I) sigma^t(I,a)
+            own_value[i] = v
+            q[own_parent[i]] += v
     positive, negative = compiled_discount(alpha, t), compiled_discount(beta, t)
     previous_positive = compiled_discount(alpha, t - 1.0) if t > 1.0 else 1.0  # R^0 = 0: nothing to discount
     previous_negative = compiled_discount(beta, t - 1.0) if t > 1.0 else 1.0
-    for infoset in range(first, last):  # top-down, so x(parent(I)) is already sigma^{t+1}'s
-        n = num_actions[infoset]
+    own_sigma, own_regret, own_q = sigma[first:last], regret[first:last], cells[first:last]
+    own_parent, own_actions, own_value = parent[first:last], num_actions[first:last], value[first:last]
+    own_x = x[: x.shape[0] - 1].reshape((sigma.shape[0], width))[first:last]
+    for i in range(last - first):  # top-down, so x(parent(I)) is already sigma^{t+1}'s
+        n = own_actions[i]
         total = 0.0
         for a in range(n):
-            instant = q[infoset * width + a] - value[infoset]  # r(I,a) = q - v
-            r = regret[infoset, a]
+            instant = own_q[i, a] - own_value[i]  # r(I,a) = q - v
+            r = own_regret[i, a]
             if discount_first:  # R^t = d_{t-1}(R^{t-1}) + r^t; match on d_t(R^t)
                 r = r * (previous_positive if r >= 0.0 else previous_negative) + instant
-                regret[infoset, a] = r
+                own_regret[i, a] = r
                 r *= positive if r >= 0.0 else negative
             else:  # R^t = d_t(R^{t-1} + r^t)
                 r += instant
                 r *= positive if r >= 0.0 else negative
-                regret[infoset, a] = r
+                own_regret[i, a] = r
             target = r + instant if predictive else r  # [R^t + m^{t+1}]^+, m^{t+1} = r^t or 0
             target = target if target > 0.0 else 0.0
-            sigma[infoset, a] = target
+            own_sigma[i, a] = target
             total += target
-        reach = x[parent[infoset]]
+        reach = x[own_parent[i]]
         scale = 1.0 / total if total > 0.0 else 0.0
         for a in range(n):  # sigma^{t+1} by regret matching; x(Ia) = x(parent(I)) sigma^{t+1}(I,a)
-            sigma[infoset, a] = sigma[infoset, a] * scale if total > 0.0 else 1.0 / n
-            x[infoset * width + a] = reach * sigma[infoset, a]
+            own_sigma[i, a] = own_sigma[i, a] * scale if total > 0.0 else 1.0 / n
+            own_x[i, a] = reach * own_sigma[i, a]
 
 
 @njit(cache=True, error_model="numpy")
