@@ -12,7 +12,7 @@ as ``python_rlcard_leduc_holdem`` and ``python_rlcard_kuhn_poker`` (see
 :mod:`adapters.pyspiel_game`), so ``pyspiel.load_game`` runs OpenSpiel's algorithms on them.
 """
 
-from adapters.base import CHANCE, TERMINAL, Game, State
+from adapters.base import CHANCE, TERMINAL, Game, Reduction, State
 from adapters.errors import (
     IllegalActionError,
     InputError,
@@ -33,6 +33,7 @@ __all__ = [
     "Game",
     "IllegalActionError",
     "InputError",
+    "Reduction",
     "State",
     "UnknownGameError",
     "UnsupportedGameError",

@@ -180,6 +180,10 @@ class Game(ABC):
             key=lambda state, player: state.information_state_key(player),
         )
 
+    def reduction(self) -> Reduction | None:
+        """A lossless reduction of this game, or ``None`` (the default) when the adapter knows none."""
+        return None
+
     @cached_property
     def rules_fingerprint(self) -> str:
         """``sha256:<hex>`` of :meth:`rules` in canonical JSON: equal iff the rules are equal."""
@@ -188,6 +192,22 @@ class Game(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.game_id}>"
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """A smaller game with the same strategic content (Gilpin & Sandholm's lossless abstraction).
+
+    Its infosets are the classes of :attr:`canonical_key` over the full game's keys, with the same
+    players and legal actions, and chance weights that add up over each class. Play that reads each
+    full infoset's row at its canonical key is worth, against any opponent, what the reduced play is
+    worth in the reduced game, so an equilibrium of the reduced game lifts to one of the full game.
+    """
+
+    game_id: str
+    """The reduced game's id."""
+    canonical_key: Callable[[str], str]
+    """The reduced game's key of a full game's infoset key."""
 
 
 def replay(game: Game, history: Iterable[int]) -> State:

@@ -8,6 +8,7 @@ OpenSpiel's, so a policy trained here loads into ``open_spiel.python.policy.Tabu
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -15,7 +16,7 @@ from typing import Any
 
 import pyspiel
 
-from adapters.base import NUM_PLAYERS, Game, State, TreeOps
+from adapters.base import NUM_PLAYERS, Game, Reduction, State, TreeOps
 from adapters.errors import UnknownGameError, UnsupportedGameError
 
 PREFIX = "openspiel:"
@@ -183,6 +184,18 @@ class OpenSpielGame(Game):
             state = state.child(state.chance_outcomes()[0][0])
         return str(state.action_to_string(state.current_player(), action))
 
+    def reduction(self) -> Reduction | None:
+        """Leduc poker's suit isomorphism: ``leduc_poker(suit_isomorphism=True)`` deals ranks, each with
+        the chance weight of its suits, so card ``c`` of the full game becomes rank ``c // 2`` in the
+        ``[Private: c]`` and ``[Public: c]`` fields of the information-state string."""
+        parameters = self.pyspiel_game.get_parameters()
+        if self.pyspiel_game.get_type().short_name != "leduc_poker" or parameters["suit_isomorphism"]:
+            return None
+        defaults = pyspiel.load_game("leduc_poker").get_parameters()
+        changed = {name: value for name, value in parameters.items() if defaults[name] != value}
+        given = ",".join(f"{name}={value}" for name, value in sorted({**changed, "suit_isomorphism": True}.items()))
+        return Reduction(game_id=f"{PREFIX}leduc_poker({given})", canonical_key=_leduc_ranks)
+
     def rules(self) -> Mapping[str, object]:
         parameters = {key: _jsonable(value) for key, value in self.pyspiel_game.get_parameters().items()}
         return {
@@ -190,6 +203,14 @@ class OpenSpielGame(Game):
             "game": self.pyspiel_game.get_type().short_name,
             "parameters": parameters,
         }
+
+
+_LEDUC_CARD = re.compile(r"\[(Private|Public): (\d+)\]")
+
+
+def _leduc_ranks(key: str) -> str:
+    """A Leduc information-state string with each card replaced by its rank (OpenSpiel's card // suits)."""
+    return _LEDUC_CARD.sub(lambda card: f"[{card[1]}: {int(card[2]) // 2}]", key)
 
 
 def _jsonable(value: object) -> object:

@@ -25,7 +25,7 @@ import numpy as np
 from adapters import Game, load_game
 from adapters.errors import InputError
 from cfr_agents.files import write_atomic
-from cfr_agents.tree import CompiledTree, FloatArray, check_same_strategic_form, load_tree
+from cfr_agents.tree import CompiledTree, FloatArray, check_same_strategic_form, lifted_rows, load_tree
 
 if TYPE_CHECKING:
     from open_spiel.python.policy import TabularPolicy
@@ -116,9 +116,18 @@ class Policy:
     def for_game(self, game_id: str) -> Policy:
         """This policy for another game with the same strategic form: the same infoset keys,
         players, legal actions and sequence-form payoffs (``openspiel:kuhn_poker`` and
-        ``rlcard:kuhn-poker``), checked on both compiled trees; any other game is refused."""
+        ``rlcard:kuhn-poker``), checked on both compiled trees; or lifted to the full game from its
+        lossless reduction (:meth:`adapters.Game.reduction`: ``openspiel:leduc_poker`` from
+        ``openspiel:leduc_poker(suit_isomorphism=True)``), each infoset playing its class's row; any
+        other game is refused."""
         source, target = load_tree(self.game_id), load_tree(game_id)
-        self.strategy_on(source)  # the table fits its own game
+        strategy = self.strategy_on(source)  # the table fits its own game
+        reduction = load_game(game_id).reduction()
+        if reduction is not None and reduction.game_id == self.game_id:
+            lifted = strategy[lifted_rows(target, source, reduction)]
+            return Policy.from_strategy(
+                target, lifted, algorithm=self.algorithm, parameters=self.parameters, iterations=self.iterations
+            )
         check_same_strategic_form(source, target)
         return replace(self, game_id=target.game_id, rules_fingerprint=target.rules_fingerprint)
 

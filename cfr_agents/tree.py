@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from adapters import Game, load_game
+from adapters import Game, Reduction, load_game
 from adapters.base import NUM_PLAYERS
 from adapters.errors import InputError, UnsupportedGameError
 from adapters.walk import Walk, walk
@@ -195,6 +195,23 @@ def check_same_strategic_form(source: CompiledTree, target: CompiledTree) -> Non
     problem = next((name for name, equal in same.items() if not equal), None)
     if problem is not None:
         raise InputError(f"{source.game_id} and {target.game_id} are not the same game: their {problem} differ")
+
+
+def lifted_rows(full: CompiledTree, reduced: CompiledTree, reduction: Reduction) -> IntArray:
+    """Row of ``reduced`` for each infoset of ``full`` under a lossless :class:`~adapters.Reduction`:
+    ``strategy[rows]`` plays the full game as ``strategy`` plays the reduced one. A full infoset whose
+    canonical key the reduced tree lacks, or whose player or legal actions differ from it, is refused."""
+    if reduced.game_id != reduction.game_id or reduced.units != full.units:
+        raise InputError(f"{reduced.game_id} is not the reduction {reduction.game_id} of {full.game_id}")
+    rows = np.empty(full.num_infosets, dtype=np.int64)
+    for i, key in enumerate(full.infoset_keys):
+        row = reduced.index.get(reduction.canonical_key(key), -1)
+        if row < 0 or reduced.infoset_player[row] != full.infoset_player[i]:
+            raise InputError(f"{reduced.game_id} has no infoset for {key!r} of {full.game_id}")
+        if reduced.infoset_actions[row] != full.infoset_actions[i]:
+            raise InputError(f"{reduced.game_id} has other legal actions than {full.game_id} at {key!r}")
+        rows[i] = row
+    return rows
 
 
 def _sequence_form_payoffs(tree: CompiledTree) -> tuple[IntArray, FloatArray]:

@@ -50,6 +50,8 @@ class TrainReport:
     peak_rss_mb: float
     out: str
     checkpoint: str | None
+    policy_game: str
+    """The saved policy's game: :attr:`game`, or the game it is a lossless reduction of (--suit-isomorphism)."""
 
 
 def train_report(
@@ -61,6 +63,7 @@ def train_report(
     compile_seconds: float,
     out: str,
     checkpoint: str | None,
+    policy_game: str | None = None,
 ) -> TrainReport:
     """The report of ``training``, a run of ``solver`` whose policy was saved to ``out``."""
     tree = solver.tree
@@ -89,6 +92,7 @@ def train_report(
         peak_rss_mb=training.peak_rss_mb,
         out=out,
         checkpoint=checkpoint,
+        policy_game=tree.game_id if policy_game is None else policy_game,
     )
 
 

@@ -71,6 +71,22 @@ def test_target_and_curve(tmp_path: Path) -> None:
     assert float(rows[0]["nash_conv"]) > float(rows[-1]["nash_conv"])
 
 
+def test_suit_isomorphism_solves_the_reduction_and_saves_the_full_game(tmp_path: Path) -> None:
+    out = tmp_path / "leduc.json"
+    args = ["train", "--game", "openspiel:leduc_poker", "--algo", "cfr+", "--iterations", "300", "--suit-isomorphism"]
+    status, printed, _ = run_cli([*args, "--out", str(out), "--json"])
+    assert status == 0
+    report = json.loads(printed)
+    assert report["game"] == "openspiel:leduc_poker(suit_isomorphism=True)" and report["infosets"] == 288
+    assert report["policy_game"] == "openspiel:leduc_poker"
+    status, printed, _ = run_cli(["exploitability", str(out), "--json", "--cross-check"])
+    assert status == 0
+    measured = json.loads(printed)
+    assert measured["game"] == "openspiel:leduc_poker"
+    assert measured["nash_conv"] == pytest.approx(report["nash_conv"], abs=1e-12)  # lossless: the same value
+    assert abs(measured["difference"]) <= 1e-9
+
+
 def test_time_limit(tmp_path: Path) -> None:
     args = ["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--time-limit", "0.2"]
     status, printed, _ = run_cli([*args, "--out", str(tmp_path / "k.json"), "--json"])
@@ -123,6 +139,15 @@ def test_time_limit(tmp_path: Path) -> None:
             "does not exist",
         ),
         (["exploitability", "missing.json"], "does not exist"),
+        (
+            ["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "2", "--suit-isomorphism"],
+            "no suit-isomorphic reduction",
+        ),
+        (["train", "--algo", "cfr", "--iterations", "2", "--suit-isomorphism"], "--suit-isomorphism needs --game"),
+        (
+            ["train", "--game", "openspiel:leduc_poker", "--algo", "sd-cfr", "--iterations", "2", "--suit-isomorphism"],
+            "applies to the tabular solvers",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, argv: list[str], message: str) -> None:

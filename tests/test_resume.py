@@ -188,6 +188,12 @@ CASES = [
     Case("--quiet", [*TOTAL_20, "--quiet"], is_quiet),
     Case("--game", [*TOTAL_20, "--game", KUHN], works),
     Case("--game", [*TOTAL_20, "--game", "openspiel:leduc_poker"], refused("the checkpoint is for game")),
+    Case("--suit-isomorphism", [*TOTAL_20, "--suit-isomorphism"], refused("--suit-isomorphism needs --game")),
+    Case(
+        "--suit-isomorphism",
+        [*TOTAL_20, "--game", KUHN, "--suit-isomorphism"],
+        refused("openspiel:kuhn_poker has no suit-isomorphic reduction here"),
+    ),
     Case("--algo", [*TOTAL_20, "--algo", "cfr"], works),
     Case("--algo", [*TOTAL_20, "--algo", "cfr+"], refused("the checkpoint is for algorithm 'cfr', not 'cfr+'")),
     Case("--seed", [*TOTAL_20, "--seed", "0"], works),

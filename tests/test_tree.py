@@ -11,9 +11,9 @@ import pytest
 from open_spiel.python.algorithms import exploitability as openspiel_exploitability
 
 import adapters
-from adapters import Game, InputError
+from adapters import Game, InputError, load_game
 from cfr_agents import Policy, make_solver
-from cfr_agents.tree import KIND_DECISION, CompiledTree, check_same_strategic_form, compile_tree
+from cfr_agents.tree import KIND_DECISION, CompiledTree, check_same_strategic_form, compile_tree, lifted_rows
 from eval import exploitability
 from tests.support import GAME_IDS, assert_same_tree, tree
 
@@ -105,6 +105,31 @@ def test_a_kuhn_policy_moves_between_the_toolkits() -> None:
     assert exploitability(moved, tree("rlcard:kuhn-poker")).nash_conv == pytest.approx(theirs, abs=1e-12)
     assert moved.for_game("openspiel:kuhn_poker") == openspiel_policy
     moved.rlcard_agent(seed=0)  # an RLCard agent now
+
+
+def test_a_leduc_policy_lifts_from_its_suit_isomorphic_reduction() -> None:
+    """The reduction is lossless: a lifted policy is worth on the full game what it is worth on the reduced
+    one (ours and OpenSpiel's NashConv), and solving either game gives the same iterates up to rounding."""
+    full, reduced = tree("openspiel:leduc_poker"), tree("openspiel:leduc_poker(suit_isomorphism=True)")
+    reduction = load_game(full.game_id).reduction()
+    assert reduction is not None and reduction.game_id == reduced.game_id
+    assert load_game(reduced.game_id).reduction() is None and load_game("openspiel:kuhn_poker").reduction() is None
+    rows = lifted_rows(full, reduced, reduction)
+    assert reduced.num_infosets == 288 and set(rows.tolist()) == set(range(reduced.num_infosets))
+    ours, theirs = make_solver(full, "cfr+"), make_solver(reduced, "cfr+")
+    ours.run(40)
+    theirs.run(40)
+    np.testing.assert_allclose(theirs.average_strategy()[rows], ours.average_strategy(), rtol=0, atol=1e-9)
+    policy = theirs.average_policy()
+    lifted = policy.for_game(full.game_id)
+    assert (lifted.game_id, lifted.rules_fingerprint, lifted.iterations) == (full.game_id, full.rules_fingerprint, 40)
+    value = exploitability(policy, reduced).nash_conv
+    assert value > 1e-3
+    assert exploitability(lifted, full).nash_conv == pytest.approx(value, abs=1e-12)
+    theirs_full = openspiel_exploitability.nash_conv(pyspiel.load_game("leduc_poker"), lifted.openspiel_policy())
+    assert theirs_full == pytest.approx(value, abs=1e-12)
+    with pytest.raises(InputError, match="not the same game"):
+        lifted.for_game(reduced.game_id)  # no way down: the full game's table may differ within a class
 
 
 @pytest.mark.parametrize(

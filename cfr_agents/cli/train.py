@@ -37,6 +37,12 @@ def register(commands: Any) -> None:
         choices=[*sorted(ALGORITHMS), *train_neural.NEURAL],
         help="update rule (from the checkpoint with --resume), or neural CFR: deep-cfr, sd-cfr",
     )
+    command.add_argument(
+        "--suit-isomorphism",
+        action="store_true",
+        help="solve the game's lossless suit-isomorphic reduction and save its policy lifted to the game "
+        "(openspiel:leduc_poker: the same iterates in exact arithmetic on a smaller tree)",
+    )
     command.add_argument("--sampling", choices=SAMPLING_CHOICES, help="none (full tree; default) or an MCCFR scheme")
     command.add_argument("--averaging", metavar="MODE", help="average-strategy mode of the sampling scheme")
     command.add_argument("--epsilon", type=real, help=f"outcome sampling's exploration (default {DEFAULT_EPSILON})")
@@ -73,6 +79,8 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.algo in train_neural.NEURAL:
+        if args.suit_isomorphism:
+            raise InputError("--suit-isomorphism applies to the tabular solvers, not to --algo deep-cfr or sd-cfr")
         return train_neural.run(args)
     neural = train_neural.given_neural_options(args)
     if neural:
@@ -84,13 +92,14 @@ def run(args: argparse.Namespace) -> int:
     if args.checkpoint_every is not None and checkpoint_path is None:
         raise InputError("--checkpoint-every needs --checkpoint FILE (or --resume, which checkpoints into its file)")
     check_outputs(args.out, args.curve, checkpoint_path)
+    solved = _solved_game(args)
     if args.resume:
         saved = load_checkpoint(args.resume)
-        _check_resume(args, saved)
+        _check_resume(args, saved, solved)
         tree = compile_tree(load_game(saved.game_id))
         solver, seed = saved.solver(tree), saved.seed
     else:
-        solver, seed = _new_solver(args)
+        solver, seed = _new_solver(args, solved)
         tree = solver.tree
     compile_seconds = solver.compile()  # Numba compiles or loads its cache here, outside the timed run
     if not args.json and not args.quiet:
@@ -101,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
     every = CHECKPOINT_EVERY if args.checkpoint_every is None else args.checkpoint_every
     training = _run_with_progress(solver, stop, show=show, curve=bool(args.curve), save=save, every=every)
     policy = replace(solver.average_policy(), parameters={**solver.parameters(), "seed": seed})
+    if args.suit_isomorphism:
+        policy = policy.for_game(args.game)
     policy.save(args.out)
     if save is not None:
         save()
@@ -114,25 +125,39 @@ def run(args: argparse.Namespace) -> int:
         compile_seconds=compile_seconds,
         out=args.out,
         checkpoint=checkpoint_path,
+        policy_game=policy.game_id,
     )
     if args.json:
         print(json.dumps(asdict(report), allow_nan=False))
     else:
         scheme = "" if report.sampling == "none" else f" ({report.sampling} sampling)"
         resumed = f" (from {training.started_at:,} to {training.iterations:,})" if args.resume else ""
+        lifted = f" (lifted from {tree.game_id})" if policy.game_id != tree.game_id else ""
         rate = training.iterations_per_second
         speed = "too fast to time" if rate is None else f"{rate:,.0f} it/s"
         print(
             f"{report.algo}{scheme}: {training.iterations_run:,} iterations{resumed} in "
             f"{training.solve_seconds:.3f} s ({speed}, stopped by {training.stopped_by}); "
             f"NashConv {training.nash_conv:.6g} {tree.units}{mbb(training.nash_conv, tree.units)}, "
-            f"exploitability {training.nash_conv / 2:.6g} {tree.units}; saved {args.out}"
+            f"exploitability {training.nash_conv / 2:.6g} {tree.units}; saved {args.out}{lifted}"
         )
     return 0
 
 
-def _new_solver(args: argparse.Namespace) -> tuple[Solver, int]:
-    if args.game is None or args.algo is None:
+def _solved_game(args: argparse.Namespace) -> str | None:
+    """The id of the game the solver runs on: ``--game``'s suit-isomorphic reduction with --suit-isomorphism."""
+    if not args.suit_isomorphism or args.game is None:
+        if args.suit_isomorphism:
+            raise InputError("--suit-isomorphism needs --game (the game its policy is for)")
+        return None if args.game is None else load_game(args.game).game_id
+    reduction = load_game(args.game).reduction()
+    if reduction is None:
+        raise InputError(f"{args.game} has no suit-isomorphic reduction here (openspiel:leduc_poker has one)")
+    return reduction.game_id
+
+
+def _new_solver(args: argparse.Namespace, solved: str | None) -> tuple[Solver, int]:
+    if solved is None or args.algo is None:
         raise InputError("give --game and --algo (or --resume a checkpoint)")
     overrides = {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}
     tunable = TUNABLE.get(args.algo, ())
@@ -146,7 +171,7 @@ def _new_solver(args: argparse.Namespace) -> tuple[Solver, int]:
     if sampling != "none":
         check_sampling(sampling, rule, args.averaging, args.epsilon, args.chance_draws)
     seed = 0 if args.seed is None else args.seed
-    tree = compile_tree(load_game(args.game))
+    tree = compile_tree(load_game(solved))
     solver = make_solver(
         tree,
         args.algo,
@@ -160,15 +185,15 @@ def _new_solver(args: argparse.Namespace) -> tuple[Solver, int]:
     return solver, seed
 
 
-def _check_resume(args: argparse.Namespace, saved: Checkpoint) -> None:
+def _check_resume(args: argparse.Namespace, saved: Checkpoint, solved: str | None) -> None:
     """Refuse options that contradict the checkpoint being resumed."""
     if args.iterations is not None and args.iterations <= saved.iteration:
         raise InputError(
             f"the checkpoint is already at iteration {saved.iteration}; "
             f"--iterations is the total, give more than {saved.iteration}"
         )
-    if args.game is not None and load_game(args.game).game_id != saved.game_id:
-        raise InputError(f"the checkpoint is for game {saved.game_id!r}, not {args.game!r}")
+    if solved is not None and solved != saved.game_id:
+        raise InputError(f"the checkpoint is for game {saved.game_id!r}, not {solved!r}")
     saved.check(
         algorithm=args.algo,
         sampling=args.sampling,
