@@ -83,3 +83,14 @@ def test_quick_sampling_run_on_kuhn(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert curves[0] == "solver,game,seed,iteration,seconds,nash_conv"
     assert any(line.startswith("openspiel-cpp:external,kuhn,1,") for line in curves)
     assert (tmp_path / "nash_conv_vs_time_kuhn.png").stat().st_size > 10_000
+
+
+def test_sd_cfr_with_a_perfect_fit_of_its_memory_converges_on_kuhn() -> None:
+    """The floor ``benchmarks/neural_limits.py`` measures is SD-CFR's: with the memory's exact means in place of the
+    network it is an unbiased sampled linear CFR, so on Kuhn it approaches the equilibrium."""
+    pytest.importorskip("torch")
+    from benchmarks import neural_limits
+
+    points = neural_limits.run("openspiel:kuhn_poker", 1_000_000, 300, seed=0)
+    assert [iteration for iteration, _, _ in points] == [30, 100, 200, 300]
+    assert points[-1][1] < 0.005 < points[0][1]

@@ -38,7 +38,9 @@ TABULAR += ("alpha", "beta", "gamma", "checkpoint", "checkpoint_every", "resume"
 def register_options(command: Any) -> None:
     """The neural options of ``train`` (its other options are the tabular solvers')."""
     group = command.add_argument_group("neural CFR (--algo deep-cfr or sd-cfr)")
-    group.add_argument("--preset", help="hyperparameter set: paper (default; the papers' Leduc setup) or fast")
+    group.add_argument(
+        "--preset", help="hyperparameter set: paper (default; the papers' Leduc setup), fast or fast-large"
+    )
     group.add_argument(
         "--eval-every", type=positive_int, metavar="N", help="score the average policy exactly every N iterations"
     )
