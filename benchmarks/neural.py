@@ -58,6 +58,8 @@ OPENSPIEL_EXAMPLE: dict[str, Any] = {
 }
 """The settings of OpenSpiel's ``examples/deep_cfr_pytorch.py``."""
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "neural.md"
+RIVALS = {"openspiel-deep-cfr": "OpenSpiel's Deep CFR", "mccfr-external": "tabular MCCFR"}
+"""The contenders that are not neural CFR of ours, as plot titles name them."""
 TARGETS: dict[str, tuple[tuple[str, float, float], ...]] = {
     "openspiel:leduc_poker": (("sd-cfr", 5.0, 0.10), ("sd-cfr", 20.0, 0.06), ("deep-cfr", 5.0, 0.15)),
     "openspiel:kuhn_poker": (("sd-cfr", 1.0, 0.01), ("deep-cfr", 1.0, 0.01)),
@@ -295,7 +297,9 @@ def plot(path: Path, game_id: str, runs: Sequence[dict[str, Any]]) -> None:
     axes.set_yscale("log")
     axes.set_xlabel("training time (CPU seconds on one core; exact checks excluded)")
     axes.set_ylabel("exploitability (NashConv / 2)")
-    axes.set_title(f"{game_id}: neural CFR beside OpenSpiel's Deep CFR and tabular MCCFR")
+    present = {run["contender"] for run in runs}
+    rivals = [name for contender, name in RIVALS.items() if contender in present]
+    axes.set_title(f"{game_id}: neural CFR" + (f" beside {' and '.join(rivals)}" if rivals else ""))
     axes.grid(True, which="both", alpha=0.25)
     axes.legend(fontsize=8)
     figure.tight_layout()
