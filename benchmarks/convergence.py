@@ -31,7 +31,7 @@ from benchmarks.report import Table, load_average, machine_facts, now, progress,
 from cfr_agents.files import write_atomic
 from cfr_agents.solvers import ALGORITHMS, FullTreeSolver
 from cfr_agents.training import log_spaced
-from cfr_agents.tree import lifted_rows
+from cfr_agents.tree import IntArray, lifted_rows
 
 THRESHOLDS = (1e-3, 1e-5, 1e-7)
 PER_DECADE = 20
@@ -82,14 +82,15 @@ def converge(
     algorithm: str,
     budget: float,
     stop: float = THRESHOLDS[-1],
-    solved: cfr_agents.CompiledTree | None = None,
+    lift: tuple[cfr_agents.CompiledTree, IntArray] | None = None,
 ) -> Run:
     """One fresh solver, checked twenty times per decade, until NashConv <= ``stop`` or ``budget`` solve seconds.
 
-    With ``solved`` (the reduction of ``tree``), the solver runs on it and each check lifts its strategy to ``tree``.
+    With ``lift = (reduced, rows)``, the solver runs on ``tree``'s reduction and each check plays its strategy on
+    ``tree`` through :func:`~cfr_agents.tree.lifted_rows`' ``rows``.
     """
-    rows = None if solved is None else lifted_rows(tree, solved, tree_reduction(tree))
-    solver = cfr_agents.make_solver(tree if solved is None else solved, algorithm)
+    rows = None if lift is None else lift[1]
+    solver = cfr_agents.make_solver(tree if lift is None else lift[0], algorithm)
     assert isinstance(solver, FullTreeSolver)
     compile_seconds = solver.compile()
     reached: list[Reached | None] = [None] * len(THRESHOLDS)
@@ -162,13 +163,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     tables = []
     for name in games:
         tree = cfr_agents.compile_tree(adapters.load_game(GAMES[name].game_id))
-        solved = (
-            cfr_agents.compile_tree(adapters.load_game(tree_reduction(tree).game_id)) if GAMES[name].reduced else None
-        )
+        lift = None
+        if GAMES[name].reduced:
+            reduction = tree_reduction(tree)
+            reduced = cfr_agents.compile_tree(adapters.load_game(reduction.game_id))
+            lift = (reduced, lifted_rows(tree, reduced, reduction))
         runs = []
         for algorithm in algorithms:
             progress(f"convergence: {name} {algorithm}")
-            runs.append(converge(tree, algorithm, GAMES[name].budget * options.budget_scale, solved=solved))
+            runs.append(converge(tree, algorithm, GAMES[name].budget * options.budget_scale, lift=lift))
         table = game_table(name, tree, runs)
         print(table.text(), flush=True)
         tables.append(table)

@@ -31,6 +31,7 @@ from benchmarks.measure import nash_conv
 from benchmarks.report import Table, load_average, machine_facts, now, progress
 from cfr_agents.files import write_atomic
 from cfr_agents.solvers.neural.sd_cfr import SingleDeepCFRSolver
+from cfr_agents.solvers.neural.solver import weighted_means
 from cfr_agents.tree import FloatArray, compile_tree
 from eval.opponents.neural import settings_of
 
@@ -42,23 +43,18 @@ class PerfectFit(SingleDeepCFRSolver):
     r"""SD-CFR whose "network" for player :math:`p` is the exact memory mean
     :math:`\bar y_I = \sum_{i: I_i = I} t_i \tilde r_i / \sum_{i: I_i = I} t_i` over all of :math:`\mathcal M_{V,p}`."""
 
-    means: list[FloatArray]
+    means: dict[int, FloatArray]
+    """Each player's :math:`\\bar y_I`, from the memory as it was when that player's network would be trained."""
 
     def _train_value_network(self, player: int) -> None:
         memory = self.advantage_memories[player]
         filled = memory.filled
         if filled == 0:
             return
-        infosets, weight = memory.infoset[:filled], memory.iteration[:filled].astype(np.float64)
-        count, width = self._mask.shape
-        total = np.bincount(infosets, weights=weight, minlength=count)  # W_I
-        sums = np.stack(
-            [np.bincount(infosets, weights=weight * memory.values[:filled, a], minlength=count) for a in range(width)],
-            axis=1,
-        )
-        if not hasattr(self, "means"):
-            self.means = [np.zeros((count, width)), np.zeros((count, width))]
-        self.means[player] = sums / np.where(total > 0.0, total, 1.0)[:, None]  # y_bar_I
+        weight = memory.iteration[:filled].astype(np.float64)
+        _, means = weighted_means(memory.infoset[:filled], weight, memory.values[:filled], len(self._mask))
+        self.means = getattr(self, "means", {})
+        self.means[player] = means  # y_bar_I
         self._trained[player] = True
 
     def _refresh(self, player: int) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 import cfr_agents.cli.train_neural as train_neural
-from adapters import load_game
+from adapters import Game, load_game
 from adapters.errors import InputError
 from cfr_agents.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from cfr_agents.cli.common import deferred_interrupt, mbb, non_negative_int, positive_float, positive_int, real
@@ -144,19 +144,22 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _solved_game(args: argparse.Namespace) -> str | None:
-    """The id of the game the solver runs on: ``--game``'s suit-isomorphic reduction with --suit-isomorphism."""
-    if not args.suit_isomorphism or args.game is None:
+def _solved_game(args: argparse.Namespace) -> Game | None:
+    """The game the solver runs on: ``--game``, or its suit-isomorphic reduction with --suit-isomorphism."""
+    if args.game is None:
         if args.suit_isomorphism:
             raise InputError("--suit-isomorphism needs --game (the game its policy is for)")
-        return None if args.game is None else load_game(args.game).game_id
-    reduction = load_game(args.game).reduction()
+        return None
+    game = load_game(args.game)
+    if not args.suit_isomorphism:
+        return game
+    reduction = game.reduction()
     if reduction is None:
         raise InputError(f"{args.game} has no suit-isomorphic reduction here (openspiel:leduc_poker has one)")
-    return reduction.game_id
+    return load_game(reduction.game_id)
 
 
-def _new_solver(args: argparse.Namespace, solved: str | None) -> tuple[Solver, int]:
+def _new_solver(args: argparse.Namespace, solved: Game | None) -> tuple[Solver, int]:
     if solved is None or args.algo is None:
         raise InputError("give --game and --algo (or --resume a checkpoint)")
     overrides = {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}
@@ -171,7 +174,7 @@ def _new_solver(args: argparse.Namespace, solved: str | None) -> tuple[Solver, i
     if sampling != "none":
         check_sampling(sampling, rule, args.averaging, args.epsilon, args.chance_draws)
     seed = 0 if args.seed is None else args.seed
-    tree = compile_tree(load_game(solved))
+    tree = compile_tree(solved)
     solver = make_solver(
         tree,
         args.algo,
@@ -185,15 +188,15 @@ def _new_solver(args: argparse.Namespace, solved: str | None) -> tuple[Solver, i
     return solver, seed
 
 
-def _check_resume(args: argparse.Namespace, saved: Checkpoint, solved: str | None) -> None:
+def _check_resume(args: argparse.Namespace, saved: Checkpoint, solved: Game | None) -> None:
     """Refuse options that contradict the checkpoint being resumed."""
     if args.iterations is not None and args.iterations <= saved.iteration:
         raise InputError(
             f"the checkpoint is already at iteration {saved.iteration}; "
             f"--iterations is the total, give more than {saved.iteration}"
         )
-    if solved is not None and solved != saved.game_id:
-        raise InputError(f"the checkpoint is for game {saved.game_id!r}, not {solved!r}")
+    if solved is not None and solved.game_id != saved.game_id:
+        raise InputError(f"the checkpoint is for game {saved.game_id!r}, not {solved.game_id!r}")
     saved.check(
         algorithm=args.algo,
         sampling=args.sampling,

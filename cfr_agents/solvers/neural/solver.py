@@ -103,6 +103,19 @@ class NeuralSettings:
         return values
 
 
+def weighted_means(
+    infosets: NDArray[np.int64], weight: FloatArray, values: NDArray[Any], count: int
+) -> tuple[FloatArray, FloatArray]:
+    r""":math:`W_I = \sum_{i: I_i = I} t_i` and :math:`\bar y_I = \sum_{i: I_i = I} t_i y_i / W_I` for each of
+    ``count`` infosets, from samples ``i`` with infoset ``infosets[i]``, weight ``weight[i]`` and values
+    ``values[i]`` (:math:`\bar y_I = 0` where no sample falls)."""
+    total: FloatArray = np.bincount(infosets, weights=weight, minlength=count).astype(np.float64, copy=False)
+    weighted = weight[:, None] * values
+    sums = np.stack([np.bincount(infosets, weights=weighted[:, a], minlength=count) for a in range(values.shape[1])], 1)
+    means: FloatArray = sums / np.where(total > 0.0, total, 1.0)[:, None]
+    return total, means
+
+
 class Memory:
     """One reservoir: each sample's infoset, iteration and values (regrets or a strategy)."""
 
@@ -283,18 +296,13 @@ class NeuralSolver(ABC):
         batch rather than once per sample: the mini-batch step of the paper, at the cost of its distinct
         infosets."""
         torch = networks.torch_module()
-        count = len(self._mask)
-        width = self._mask.shape[1]
         for _ in range(batches):
             index = self._rng.integers(0, memory.filled, size=batch_size)
-            infosets = memory.infoset[index]
             weight = memory.iteration[index].astype(np.float64)
-            total = np.bincount(infosets, weights=weight, minlength=count)  # W_I
+            total, means = weighted_means(memory.infoset[index], weight, memory.values[index], len(self._mask))
             rows = np.flatnonzero(total)
-            weighted = weight[:, None] * memory.values[index]
-            sums = np.stack([np.bincount(infosets, weights=weighted[:, a], minlength=count) for a in range(width)], 1)
             legal = torch.from_numpy(self._mask[rows])
-            target = torch.from_numpy((sums[rows] / total[rows, None]).astype(np.float32))  # y_bar_I
+            target = torch.from_numpy(means[rows].astype(np.float32))  # y_bar_I
             mass = torch.from_numpy((total[rows] / weight.sum()).astype(np.float32))  # W_I / sum_i t_i
             output = network(self._inputs[rows])
             if softmax:
