@@ -6,7 +6,8 @@ and stopping at the first mark where a target is met, at an iteration cap or at 
 make "iterations to the target" independent of timing, so the results (all but the seconds) are the
 same for any number of workers, on Ray or not, and after a retry. Every ``checkpoint_every`` seconds
 the job writes ``progress.json`` (its curve so far) and then ``checkpoint.npz`` (the solver's state);
-a retried or rerun job resumes from them, and a finished job's ``result.json`` is reused as it is.
+a retried or rerun job resumes from them (one killed before its first checkpoint starts afresh), and a finished
+job's ``result.json`` is reused as it is.
 
 Each job directory also holds ``spec.json``, the complete settings of the work stored there. A rerun in
 the same directory reuses a result only for the same settings. With other stopping rules it extends the
@@ -243,6 +244,8 @@ def stored_work(spec: Mapping[str, Any]) -> Stored | None:
     if not present - {"spec.json"}:
         return None
     where = f"job {spec['key']} in {str(folder.parent.parent)!r}"
+    if present == {"spec.json", "progress.json"}:
+        return None  # killed while writing its first checkpoint (progress goes first): nothing to resume
     if "spec.json" not in present or not {"progress.json", "checkpoint.npz"} <= present:
         raise InputError(f"{where} holds files of an unknown run (no spec.json or no checkpoint); give a new --out")
     old = _read(files["spec.json"], where)

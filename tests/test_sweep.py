@@ -243,6 +243,17 @@ def test_a_rerun_that_cannot_extend_the_stored_runs_is_refused_naming_the_settin
     assert after == before  # nothing of the stored work was touched
 
 
+def test_a_job_killed_before_its_first_checkpoint_starts_afresh(tmp_path: Path) -> None:
+    """Progress is written before the checkpoint: a worker killed between the two, on its first save, leaves
+    ``spec.json`` and ``progress.json`` only, and the retried job gives what an uninterrupted one gives."""
+    clean = sweep([*RERUN, "--iterations", "400", "--json"], tmp_path / "clean")
+    sweep([*RERUN, "--iterations", "400", "--json"], tmp_path / "out")
+    job = tmp_path / "out" / "jobs" / "alpha=1.5-seed0"
+    for name in ("result.json", "checkpoint.npz"):
+        (job / name).unlink()
+    assert deterministic(sweep([*RERUN, "--iterations", "400", "--json"], tmp_path / "out")) == deterministic(clean)
+
+
 def test_an_interrupted_job_past_the_new_cap_is_refused(tmp_path: Path) -> None:
     """A job stopped between marks, as a Ctrl-C leaves it: its checkpoint is past a smaller rerun's cap."""
     sweep([*RERUN, "--iterations", "400", "--json"], tmp_path / "out")
