@@ -31,7 +31,6 @@ from benchmarks.measure import nash_conv
 from benchmarks.report import Table, load_average, machine_facts, now, progress
 from cfr_agents.files import write_atomic
 from cfr_agents.solvers.neural.sd_cfr import SingleDeepCFRSolver
-from cfr_agents.solvers.neural.solver import weighted_means
 from cfr_agents.tree import FloatArray, compile_tree
 from eval.opponents.neural import settings_of
 
@@ -51,8 +50,7 @@ class PerfectFit(SingleDeepCFRSolver):
         filled = memory.filled
         if filled == 0:
             return
-        weight = memory.iteration[:filled].astype(np.float64)
-        _, means = weighted_means(memory.infoset[:filled], weight, memory.values[:filled], len(self._mask))
+        _, means = memory.means(np.arange(filled), len(self._mask))
         self.means = getattr(self, "means", {})
         self.means[player] = means  # y_bar_I
         self._trained[player] = True

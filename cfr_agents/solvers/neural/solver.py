@@ -103,19 +103,6 @@ class NeuralSettings:
         return values
 
 
-def weighted_means(
-    infosets: NDArray[np.int64], weight: FloatArray, values: NDArray[Any], count: int
-) -> tuple[FloatArray, FloatArray]:
-    r""":math:`W_I = \sum_{i: I_i = I} t_i` and :math:`\bar y_I = \sum_{i: I_i = I} t_i y_i / W_I` for each of
-    ``count`` infosets, from samples ``i`` with infoset ``infosets[i]``, weight ``weight[i]`` and values
-    ``values[i]`` (:math:`\bar y_I = 0` where no sample falls)."""
-    total: FloatArray = np.bincount(infosets, weights=weight, minlength=count).astype(np.float64, copy=False)
-    weighted = weight[:, None] * values
-    sums = np.stack([np.bincount(infosets, weights=weighted[:, a], minlength=count) for a in range(values.shape[1])], 1)
-    means: FloatArray = sums / np.where(total > 0.0, total, 1.0)[:, None]
-    return total, means
-
-
 class Memory:
     """One reservoir: each sample's infoset, iteration and values (regrets or a strategy)."""
 
@@ -128,6 +115,14 @@ class Memory:
     @property
     def filled(self) -> int:
         return min(self.seen, len(self.infoset))
+
+    def means(self, index: NDArray[np.int64], count: int) -> tuple[FloatArray, FloatArray]:
+        r""":math:`W_I = \sum_{i: I_i = I} t_i` and :math:`\bar y_I = \sum_{i: I_i = I} t_i y_i / W_I` for each of
+        ``count`` infosets, over the held samples ``index`` (repeats counted; :math:`\bar y_I = 0` where none
+        falls)."""
+        total, sums = traversal.weighted_sums(index, self.infoset, self.iteration, self.values, count)
+        means: FloatArray = sums / np.where(total > 0.0, total, 1.0)[:, None]
+        return total, means
 
     def store(self, infosets: NDArray[np.int64], values: NDArray[Any], iteration: int, rng: NDArray[np.uint64]) -> None:
         self.seen = traversal.reservoir_store(
@@ -298,12 +293,11 @@ class NeuralSolver(ABC):
         torch = networks.torch_module()
         for _ in range(batches):
             index = self._rng.integers(0, memory.filled, size=batch_size)
-            weight = memory.iteration[index].astype(np.float64)
-            total, means = weighted_means(memory.infoset[index], weight, memory.values[index], len(self._mask))
+            total, means = memory.means(index, len(self._mask))
             rows = np.flatnonzero(total)
             legal = torch.from_numpy(self._mask[rows])
             target = torch.from_numpy(means[rows].astype(np.float32))  # y_bar_I
-            mass = torch.from_numpy((total[rows] / weight.sum()).astype(np.float32))  # W_I / sum_i t_i
+            mass = torch.from_numpy((total[rows] / total.sum()).astype(np.float32))  # W_I / sum_i t_i
             output = network(self._inputs[rows])
             if softmax:
                 output = torch.softmax(output.masked_fill(~legal, -torch.inf), dim=1)

@@ -155,3 +155,23 @@ def reservoir_store(
             for a in range(width):
                 memory_values[slot, a] = new_values[k, a]
     return int(seen + new_infoset.shape[0])
+
+
+@njit(cache=True, error_model="numpy")
+def weighted_sums(
+    index: np.ndarray, memory_infoset: np.ndarray, memory_iteration: np.ndarray, memory_values: np.ndarray, count: int
+) -> tuple[np.ndarray, np.ndarray]:
+    r""":math:`W_I = \sum_{i: I_i = I} t_i` and :math:`S_I = \sum_{i: I_i = I} t_i y_i` over the samples
+    ``memory_*[index[k]]`` (repeats counted), for each of ``count`` infosets: one pass over ``index``, reading
+    each sample where it is held."""
+    width = memory_values.shape[1]
+    total = np.zeros(count)
+    sums = np.zeros((count, width))
+    for k in range(index.shape[0]):
+        i = index[k]
+        infoset = memory_infoset[i]
+        weight = float(memory_iteration[i])  # t_i
+        total[infoset] += weight
+        for a in range(width):
+            sums[infoset, a] += weight * float(memory_values[i, a])  # t_i y_i(a)
+    return total, sums
