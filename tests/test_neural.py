@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +104,7 @@ def test_reservoir_keeps_every_offered_sample_with_equal_probability() -> None:
     rng = np.random.default_rng(2).integers(0, 2**64, size=4, dtype=np.uint64, endpoint=False)
     values = np.zeros((offered, 1), np.float32)
     for _ in range(repeats):
-        infoset, iteration = np.zeros(capacity, np.int64), np.zeros(capacity, np.int64)
+        infoset, iteration = np.zeros(capacity, np.int32), np.zeros(capacity, np.int32)
         memory = np.zeros((capacity, 1), np.float32)
         seen = 0
         for first in range(0, offered, 7):  # offered in batches of 7, as traversals deliver them
@@ -222,6 +223,27 @@ def test_the_same_seed_gives_the_same_model_on_one_machine() -> None:
         np.testing.assert_array_equal(value, runs[1][1][name])
 
 
+@pytest.mark.parametrize("advantage_init", ["last", "scratch"])
+def test_the_value_networks_step_size_decays_from_t0(advantage_init: str) -> None:
+    """eta_t = eta min(1, t0/t)^kappa: eta = 0.004, t0 = 2, kappa = 2 gives 0.004, 0.004, 0.004 * 4/9, 0.004 / 4."""
+    compiled = tree(KUHN)
+    settings = replace(
+        FAST, traversals=20, advantage_batches=2, learning_rate=0.004, learning_rate_decay=2.0, decay_start=2
+    )
+    solver = make_neural_solver(
+        compiled,
+        encoder(game(KUHN)).of_keys(compiled.infoset_keys),
+        "sd-cfr",
+        replace(settings, advantage_init=advantage_init),
+        rng=np.random.default_rng(0),
+    )
+    steps = []
+    for _ in range(4):
+        solver.run(1)
+        steps.append([group["lr"] for optimiser in solver._optimisers for group in optimiser.param_groups])
+    np.testing.assert_allclose(steps, [[0.004] * 2, [0.004] * 2, [0.004 * 4 / 9] * 2, [0.004 / 4] * 2], rtol=1e-15)
+
+
 def test_bad_settings_are_refused_in_one_line() -> None:
     from adapters.errors import InputError
 
@@ -229,6 +251,10 @@ def test_bad_settings_are_refused_in_one_line() -> None:
         NeuralSettings(traversals=0).check()
     with pytest.raises(InputError, match="advantage_init must be one of scratch, last"):
         NeuralSettings(advantage_init="warm").check()
+    with pytest.raises(InputError, match="learning_rate_decay must be 0 or positive"):
+        NeuralSettings(learning_rate_decay=-1.0).check()
+    with pytest.raises(InputError, match="decay_start must be a positive integer"):
+        NeuralSettings(decay_start=0).check()
 
 
 @pytest.mark.parametrize("algorithm", ["deep-cfr", "sd-cfr"])
@@ -256,7 +282,6 @@ def test_a_thinned_sd_cfr_model_plays_the_block_weighted_mixture_of_its_kept_ite
     """``kept_networks=K`` keeps K networks per player at t_j = ceil((T-1) sqrt(j/K)) of the played 1..T-1, and the
     model plays sum_j w_j pi^{sigma_j}(I) sigma_j(I) over sigma^1 (weight 1) and each kept sigma^{t_j+1}, weighted by
     its block's linear weight; recomputed here level by level on the tree rather than along each infoset's path."""
-    from dataclasses import replace
 
     from cfr_agents.neural_policy import from_solver
     from cfr_agents.solvers.full_tree import normalise
@@ -340,6 +365,7 @@ def test_a_model_whose_weights_were_changed_is_refused(tmp_path: Path) -> None:
         (["--algo", "sd-cfr", "--advantage-init", "warm"], "advantage_init must be one of scratch, last"),
         (["--algo", "sd-cfr", "--advantage-memory", "1000000000"], "advantage_memory must be at most 100,000,000"),
         (["--algo", "sd-cfr", "--preset", "huge"], "unknown --preset 'huge'"),
+        (["--algo", "sd-cfr", "--learning-rate-decay", "-0.5"], "--learning-rate-decay: must be 0 or a positive"),
         (["--algo", "sd-cfr", "--curve", "c.csv"], "--curve needs --eval-every"),
         (["--algo", "deep-cfr", "--game", "openspiel:leduc_poker(suit_isomorphism=True,bogus=1)"], "bogus"),
     ],

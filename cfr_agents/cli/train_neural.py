@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from adapters.errors import InputError
-from cfr_agents.cli.common import mbb, non_negative_int, positive_float, positive_int
+from cfr_agents.cli.common import mbb, non_negative_float, non_negative_int, positive_float, positive_int
 from cfr_agents.files import write_atomic
 
 NEURAL = ("deep-cfr", "sd-cfr")
@@ -22,7 +22,9 @@ HYPERPARAMETERS: dict[str, tuple[Any, str]] = {
     "average_batches": (positive_int, "SGD steps of the average-strategy network (deep-cfr)"),
     "average_batch_size": (positive_int, "average-network mini-batch size (deep-cfr)"),
     "strategy_memory": (positive_int, "capacity of the strategy reservoir (deep-cfr)"),
-    "learning_rate": (positive_float, "Adam's step size"),
+    "learning_rate": (positive_float, "Adam's step size eta"),
+    "learning_rate_decay": (non_negative_float, "kappa: value-network step eta*min(1, t0/t)^kappa (0: constant)"),
+    "decay_start": (positive_int, "t0 of --learning-rate-decay"),
     "gradient_clip": (positive_float, "gradient-norm clipping"),
     "threads": (positive_int, "torch threads"),
     "kept_networks": (

@@ -65,7 +65,12 @@ class NeuralSettings:
     strategy_memory: int = 1_000_000
     """Capacity of the strategy reservoir (Deep CFR only)."""
     learning_rate: float = 1e-3
-    """Adam's step size, for every network."""
+    r"""Adam's step size :math:`\eta`, for every network."""
+    learning_rate_decay: float = 0.0
+    r"""The value networks' step size at iteration :math:`t` is
+    :math:`\eta_t = \eta \min(1, t_0 / t)^\kappa`, with this :math:`\kappa` (0: constant, as in the papers)."""
+    decay_start: int = 1
+    """:math:`t_0`, the last iteration at the full step size when ``learning_rate_decay`` is positive."""
     gradient_clip: float = 10.0
     """Gradient norms are clipped to this."""
     threads: int = 1
@@ -79,6 +84,7 @@ class NeuralSettings:
         counts = {name: getattr(self, name) for name in ("traversals", "advantage_batches", "advantage_batch_size")}
         counts |= {name: getattr(self, name) for name in ("advantage_memory", "average_batch_size", "threads")}
         counts |= {"average_batches": self.average_batches, "strategy_memory": self.strategy_memory}
+        counts |= {"decay_start": self.decay_start}
         bad = next((name for name, value in counts.items() if not (isinstance(value, int) and value >= 1)), None)
         if not (isinstance(self.kept_networks, int) and self.kept_networks >= 0):
             raise InputError(f"kept_networks must be 0 (all) or a positive integer, got {self.kept_networks!r}")
@@ -94,6 +100,8 @@ class NeuralSettings:
             raise InputError(f"advantage_init must be one of {', '.join(ADVANTAGE_INIT)}, got {self.advantage_init!r}")
         if not (np.isfinite(self.learning_rate) and self.learning_rate > 0):
             raise InputError(f"learning_rate must be positive, got {self.learning_rate}")
+        if not (np.isfinite(self.learning_rate_decay) and self.learning_rate_decay >= 0):
+            raise InputError(f"learning_rate_decay must be 0 or positive, got {self.learning_rate_decay}")
         if not (np.isfinite(self.gradient_clip) and self.gradient_clip > 0):
             raise InputError(f"gradient_clip must be positive, got {self.gradient_clip}")
 
@@ -104,11 +112,12 @@ class NeuralSettings:
 
 
 class Memory:
-    """One reservoir: each sample's infoset, iteration and values (regrets or a strategy)."""
+    """One reservoir: each sample's infoset, iteration and values (regrets or a strategy), ``8 + 4 * width``
+    bytes a sample (pages are touched, so held in memory, only as the reservoir fills)."""
 
     def __init__(self, capacity: int, width: int) -> None:
-        self.infoset = np.zeros(capacity, np.int64)
-        self.iteration = np.zeros(capacity, np.int64)
+        self.infoset = np.zeros(capacity, np.int32)
+        self.iteration = np.zeros(capacity, np.int32)
         self.values = np.zeros((capacity, width), np.float32)
         self.seen = 0
 
@@ -255,6 +264,8 @@ class NeuralSolver(ABC):
             self._optimisers[player] = None
         if self._optimisers[player] is None:
             self._optimisers[player] = self._optimiser(self.value_networks[player])
+        for group in self._optimisers[player].param_groups:
+            group["lr"] = self.step_size()
         self._fit(
             self.value_networks[player],
             self._optimisers[player],
@@ -266,6 +277,11 @@ class NeuralSolver(ABC):
         self._trained[player] = True
         self._kept(player)
         self.training_seconds += time.perf_counter() - started
+
+    def step_size(self) -> float:
+        r""":math:`\eta_t = \eta \min(1, t_0 / t)^\kappa`, the value networks' step size at this iteration."""
+        t, t0, kappa = self.iteration, self.settings.decay_start, self.settings.learning_rate_decay
+        return float(self.settings.learning_rate * min(1.0, t0 / t) ** kappa)  # eta min(1, t0/t)^kappa
 
     @abstractmethod
     def _kept(self, player: int) -> None:
