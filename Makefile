@@ -68,15 +68,15 @@ bench-opponents: $(VENV)/.test
 	$(BIN)/python benchmarks/opponent_tables.py --out-dir benchmarks/results
 
 # Neural CFR beside OpenSpiel's Deep CFR and tabular MCCFR, two runs at once (one per core): each Leduc about an
-# hour (budgets of CPU time: seed 0 for 20 min, scored at 5 min on its way, and seeds 1-2 for 5 min); Kuhn 6 min;
-# then ours with --preset fast-large (30 min), and SD-CFR with a perfect fit of its memory (5 min).
+# hour (budgets of CPU time: seed 0 for 20 min, scored at 5 min on its way, and seeds 1-2 for 5 min), ours with
+# --preset fast-large on OpenSpiel's Leduc and fast on RLCard's; Kuhn 6 min; SD-CFR with a perfect fit of its
+# memory (5 min).
 bench-neural: $(VENV)/.test
-	$(BIN)/python benchmarks/neural.py --game openspiel:leduc_poker --parallel 2 --checks 8 --out benchmarks/results/neural.md
+	$(BIN)/python benchmarks/neural.py --game openspiel:leduc_poker --preset fast-large --parallel 2 --checks 8 \
+		--out benchmarks/results/neural.md
 	$(BIN)/python benchmarks/neural.py --game rlcard:leduc-holdem --parallel 2 --checks 8 --out benchmarks/results/neural-rlcard.md
 	$(BIN)/python benchmarks/neural.py --game openspiel:kuhn_poker --minutes 1 --seeds 3 --checks 6 --parallel 2 \
 		--out benchmarks/results/neural-kuhn.md
-	$(BIN)/python benchmarks/neural.py --game openspiel:leduc_poker --contenders sd-cfr,deep-cfr --preset fast-large \
-		--parallel 2 --checks 8 --out benchmarks/results/neural-large.md
 	$(BIN)/python benchmarks/neural_limits.py --out benchmarks/results/neural-limits.md
 
 # The documentation site (docs/, Sphinx + MyST) with the API reference; warnings are errors.

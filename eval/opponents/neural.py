@@ -43,12 +43,18 @@ _FAST: Mapping[str, Any] = {
 PRESETS: Mapping[str, Mapping[str, Any]] = {
     "paper": {},
     "fast": _FAST,
-    "fast-large": {**_FAST, "advantage_batch_size": 65536, "advantage_memory": 10_000_000},
+    "fast-large": {
+        **_FAST,
+        "advantage_batch_size": 262144,
+        "advantage_memory": 50_000_000,
+        "learning_rate_decay": 0.5,
+        "decay_start": 100,
+    },
 }
 """``paper``: :class:`~cfr_agents.solvers.neural.NeuralSettings`' defaults, the papers' Leduc setup; ``fast``:
 smaller networks and batches that converge on Kuhn within a minute on one CPU core; ``fast-large``: ``fast`` with
-ten times the advantage memory and four times the advantage mini-batch, for Leduc-sized games, where the noise of
-the sampled regret targets limits ``fast``."""
+16 times the advantage mini-batch, 50 times the advantage memory and a step size falling as :math:`t^{-1/2}` after
+iteration 100, for Leduc-sized games, where the noise of the mini-batches' regret targets limits ``fast``."""
 
 
 class TrainingAgent(Agent):
