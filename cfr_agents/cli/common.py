@@ -110,24 +110,24 @@ def hands(text: str) -> int:
     return _integer(text, None, "", MAX_HANDS)
 
 
-def positive_float(text: str) -> float:
+def _float(text: str, zero: bool) -> float:
+    """A finite number above 0, or from 0 on when ``zero``."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{_shown(text)} is not a number") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {_shown(text)}")
+    if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
+        what = "0 or a positive number" if zero else "a positive number"
+        raise argparse.ArgumentTypeError(f"must be {what}, got {_shown(text)}")
     return value
+
+
+def positive_float(text: str) -> float:
+    return _float(text, zero=False)
 
 
 def non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{_shown(text)} is not a number") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or a positive number, got {_shown(text)}")
-    return value
+    return _float(text, zero=True)
 
 
 def real(text: str) -> float:
