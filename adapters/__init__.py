@@ -13,13 +13,13 @@ as ``python_rlcard_leduc_holdem`` and ``python_rlcard_kuhn_poker`` (see
 """
 
 from adapters.base import CHANCE, TERMINAL, Game, Reduction, State
-from adapters.errors import (
+from adapters.games import load_game
+from adapters.inputs import (
     IllegalActionError,
     InputError,
     UnknownGameError,
     UnsupportedGameError,
 )
-from adapters.games import load_game
 from adapters.pyspiel_game import register as register_pyspiel_games
 from adapters.rlcard_kuhn import register as register_rlcard_kuhn
 

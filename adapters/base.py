@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Final, Generic, TypeVar
 
-from adapters.errors import IllegalActionError, InputError
+from adapters.inputs import IllegalActionError, InputError
 
 CHANCE: Final = -1
 """``current_player()`` of a chance node (OpenSpiel's ``pyspiel.PlayerId.CHANCE``)."""

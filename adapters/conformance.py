@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from adapters.base import CHANCE, NUM_PLAYERS, TERMINAL, Game, State
-from adapters.errors import IllegalActionError, InputError
+from adapters.inputs import IllegalActionError, InputError
 
 PROBABILITY_TOLERANCE = 1e-12
 """How far the chance probabilities of a node may sum from 1."""
@@ -59,13 +59,13 @@ def check_game(game: Game, *, playouts: int = 300, seed: int = 0) -> None:
       ``p > 0`` with ``|sum p - 1| <= 1e-12``, and ``legal_actions()`` lists the outcomes;
     * at a decision node, the legal actions are non-empty, ascending, distinct and in
       ``range(game.num_distinct_actions)``, both players' information-state keys are strings, and
-      ``chance_outcomes()`` raises :class:`~adapters.errors.InputError`;
+      ``chance_outcomes()`` raises :class:`~adapters.inputs.InputError`;
     * at a terminal, ``legal_actions()`` is empty, ``returns()`` has one payoff per player with
       ``|r_0 + r_1| <= 1e-12``, and ``chance_outcomes()`` raises
-      :class:`~adapters.errors.InputError`; elsewhere ``returns()`` raises it;
+      :class:`~adapters.inputs.InputError`; elsewhere ``returns()`` raises it;
     * ``child(a)`` refuses ids that are not legal (-1, one past the largest legal id, and the
       unused ids of ``range(game.num_distinct_actions)`` at a decision node) with
-      :class:`~adapters.errors.IllegalActionError` naming the id;
+      :class:`~adapters.inputs.IllegalActionError` naming the id;
     * making every child leaves the state as it was: its player, legal actions, chance outcomes,
       keys and ``str()``;
     * keys are perfect-recall: the states that share a key have the same acting player, the same

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from adapters.base import Game
-from adapters.errors import UnknownGameError
+from adapters.inputs import UnknownGameError
 
 
 def load_game(game_id: str) -> Game:

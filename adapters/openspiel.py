@@ -17,7 +17,7 @@ from typing import Any
 import pyspiel
 
 from adapters.base import NUM_PLAYERS, Game, Reduction, State, TreeOps
-from adapters.errors import UnknownGameError, UnsupportedGameError
+from adapters.inputs import UnknownGameError, UnsupportedGameError
 
 PREFIX = "openspiel:"
 

@@ -40,7 +40,7 @@ from typing import Any, ClassVar, Final
 import pyspiel
 
 from adapters.base import CHANCE, NUM_PLAYERS, TERMINAL, Game, State
-from adapters.errors import InputError, UnsupportedGameError
+from adapters.inputs import InputError, UnsupportedGameError
 
 REGISTERED_GAMES: Final[Mapping[str, str]] = MappingProxyType(
     {

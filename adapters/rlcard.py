@@ -30,7 +30,7 @@ import rlcard
 
 import adapters.rlcard_kuhn as rlcard_kuhn
 from adapters.base import CHANCE, TERMINAL, Game, State, TreeOps, replay
-from adapters.errors import InputError, UnknownGameError
+from adapters.inputs import InputError, UnknownGameError
 
 PREFIX = "rlcard:"
 ActionRecord = Sequence[tuple[int, str]]

@@ -27,7 +27,7 @@ import pyspiel
 from numpy.typing import NDArray
 
 from adapters.base import Game
-from adapters.errors import InputError, UnsupportedGameError
+from adapters.inputs import InputError, UnsupportedGameError
 
 FloatArray32 = NDArray[np.float32]
 

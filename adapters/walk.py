@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from adapters.base import CHANCE, NUM_PLAYERS, TERMINAL, Game
-from adapters.errors import UnsupportedGameError
+from adapters.inputs import UnsupportedGameError
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -68,7 +68,7 @@ def walk(game: Game) -> Walk:
     """Enumerate ``game``'s whole tree depth first; see the module docstring.
 
     A key met again with another acting player or other legal actions is refused with
-    :class:`~adapters.errors.UnsupportedGameError`.
+    :class:`~adapters.inputs.UnsupportedGameError`.
     """
     ops = game.tree_ops()
     player_of, outcomes_of, actions_of = ops.player, ops.outcomes, ops.actions

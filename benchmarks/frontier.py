@@ -25,10 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script:
 
 from benchmarks.report import Table, load_average, now, verdict
 from cfr_agents.solvers import make_solver
-from eval.exploit.frontier import LEVELS, Frontier, exact_frontier
-from eval.exploit.model import exact_model
-from eval.exploit.response import DEFAULT_ALGORITHM, solve_rnr
-from eval.exploit.safe_lp import SafeLP
+from eval.exploitation.frontier import LEVELS, Frontier, exact_frontier
+from eval.exploitation.model import exact_model
+from eval.exploitation.response import DEFAULT_ALGORITHM, solve_rnr
+from eval.exploitation.safe_lp import SafeLP
 
 POINT_TARGET = 2.0
 FRONTIER_TARGET = 60.0

@@ -14,7 +14,7 @@ Method, for each opponent and seed:
   depend only on its state, so the hands are distributed as the agent's own would be, and 10^5 hands
   of the slower agents (NFSP's network) fit the time.
 * For each ``n`` of ``--hands``, the model comes from the log's first ``n`` hands
-  (:func:`eval.exploit.hands.model_from_log`: ``--observe`` mode, Dirichlet prior
+  (:func:`eval.exploitation.hands.model_from_log`: ``--observe`` mode, Dirichlet prior
   :math:`\alpha = 1`). Against it:
 
   - DBR, :math:`c_I = P_\max \min(1, n_I / k)` with the defaults :math:`P_\max = 0.8` and
@@ -54,7 +54,8 @@ from cfr_agents.policy import Policy
 from cfr_agents.rlcard_agent import PolicyAgent
 from cfr_agents.tree import CompiledTree, FloatArray, load_tree
 from eval.best_response import best_response_strategy
-from eval.exploit.hands import (
+from eval.environments import play_rlcard_match
+from eval.exploitation.hands import (
     DEFAULT_K,
     DEFAULT_P_MAX,
     DEFAULT_PRIOR,
@@ -63,12 +64,11 @@ from eval.exploit.hands import (
     model_from_log,
     solve_logged_dbr,
 )
-from eval.exploit.model import OpponentModel, exact_model
-from eval.exploit.report import LearningScore as Score
-from eval.exploit.response import DEFAULT_ALGORITHM, solve_rnr
-from eval.exploit.tradeoff import tradeoff
+from eval.exploitation.model import OpponentModel, exact_model
+from eval.exploitation.report import LearningScore as Score
+from eval.exploitation.response import DEFAULT_ALGORITHM, solve_rnr
+from eval.exploitation.tradeoff import tradeoff
 from eval.hand_log import HandLog
-from eval.match import play_rlcard_match
 
 GAME = "rlcard:leduc-holdem"
 OPPONENTS = ("random", "rlcard-rule-v1", "rlcard-rule-v2", "rlcard-pretrained-cfr", "rlcard-nfsp", "rlcard-cfr")

@@ -32,8 +32,8 @@ from cfr_agents import make_solver
 from cfr_agents.files import write_atomic
 from cfr_agents.jobs import LocalPool
 from cfr_agents.tree import load_tree
-from eval.match import play_rlcard_match
-from eval.play import MatchReport, MatchSpec
+from eval.environments import play_rlcard_match
+from eval.match import MatchReport, MatchSpec
 from eval.tournament import run_job
 
 GAME = "rlcard:leduc-holdem"

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.npyio import NpzFile
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from cfr_agents.files import replacing
 from cfr_agents.solvers import ALGORITHMS, SCHEMES, SampledSolver, Solver, UpdateRule, make_solver
 from cfr_agents.solvers.update_rule import DEFAULT_HORIZON

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),

@@ -34,7 +34,7 @@ from contextlib import contextmanager, redirect_stdout
 from types import FrameType
 from typing import Any, Protocol, TypeVar
 
-from adapters.errors import InputError, require_extra
+from adapters.inputs import InputError, require_extra
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from adapters import Game, load_game
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from adapters.tensors import encoder
 from cfr_agents.solvers.neural import DeepCFRSolver, NeuralSolver, SingleDeepCFRSolver, networks
 from cfr_agents.tree import CompiledTree, FloatArray, load_tree

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from open_spiel.python.policy import TabularPolicy
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from adapters.pyspiel_game import openspiel_game_of
 from cfr_agents.policy_table import PolicyTable
 

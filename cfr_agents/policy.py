@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from adapters import Game, load_game
-from adapters.errors import InputError
+from adapters.inputs import InputError, read_json
 from cfr_agents.files import write_atomic
 from cfr_agents.tree import CompiledTree, FloatArray, check_same_strategic_form, lifted_rows, load_tree
 
@@ -181,40 +181,6 @@ def load_policy(path: str | Path) -> Policy:
     """
     source = Path(path)
     return _from_json(read_json(source, "policy file", PolicyFileError), str(source))
-
-
-def read_json(path: str | Path, what: str, error: type[InputError] = InputError) -> Any:
-    """The JSON value in the file ``path``; refused in one line, an ``error`` that calls the file ``what``
-    (``"policy file"``), when the file is missing, a directory or unreadable, or its name is longer than
-    the file system allows; when it is not UTF-8 or not JSON; or when it is JSON that Python will not
-    hold: a key given twice, a number of more than 4,300 digits, nesting deeper than the recursion limit."""
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise error(f"{what} {source!r} does not exist") from None
-    except IsADirectoryError:
-        raise error(f"{what} {source!r} is a directory") from None
-    except (OSError, ValueError) as problem:  # ValueError: undecodable bytes, a NUL in the path
-        raise error(f"cannot read {what} {source!r}: {getattr(problem, 'strerror', None) or problem}") from None
-    try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
-    except json.JSONDecodeError as problem:
-        raise error(f"{what} {source!r} is not valid JSON (line {problem.lineno}: {problem.msg})") from None
-    except RecursionError:
-        raise error(f"{what} {source!r} is not valid JSON (nested too deeply)") from None
-    except ValueError as problem:  # a duplicate key, a 5,000-digit number
-        raise error(f"{what} {source!r} is not valid JSON ({problem})") from None
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object as a dict; a key given twice (JSON would keep the last) is refused."""
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            raise ValueError(f"duplicate key {key!r}")
-        seen.add(key)
-    return dict(pairs)
 
 
 def _is_number(value: object) -> bool:

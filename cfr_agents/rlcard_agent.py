@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from adapters.rlcard import RLCardGame
 from cfr_agents.policy_table import PolicyTable
 

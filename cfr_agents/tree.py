@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 
 from adapters import Game, Reduction, load_game
 from adapters.base import NUM_PLAYERS
-from adapters.errors import InputError, UnsupportedGameError
+from adapters.inputs import InputError, UnsupportedGameError
 from adapters.walk import Walk, walk
 from cfr_agents.tree_cache import entry_header, load_or_build
 

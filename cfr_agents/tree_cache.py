@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 
 import adapters
 from adapters import Game
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from adapters.openspiel import OpenSpielGame
 from adapters.rlcard import RLCardGame
 from cfr_agents.files import replacing

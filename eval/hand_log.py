@@ -35,7 +35,7 @@ import pyspiel
 
 import adapters
 from adapters.base import NUM_PLAYERS
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from adapters.openspiel import OpenSpielGame
 from adapters.rlcard import RLCardGame
 from cfr_agents.tree import KIND_CHANCE, KIND_TERMINAL, CompiledTree, load_tree

@@ -1,229 +1,322 @@
-r"""Sampled matches in the real environment -- RLCard's env, or ``pyspiel`` states for OpenSpiel
-games: seats swapped, duplicate deals.
+r"""Matches between named agents: load them from the registry, seat them in the real environment,
+play duplicate pairs, and put the exact value beside the sampled one.
 
-Hands come in pairs. Both hands of a pair are dealt from the same seed -- the same cards
-and, in Leduc, the same small-blind seat -- with ``A`` in seat 0 for the first hand and in
-seat 1 for the second, so luck of the deal cancels out. The deal seeds come from their own
-stream; each agent samples from its own stream. The sample unit is a pair's mean payoff
-:math:`y_k = (u^A_{k,0} + u^A_{k,1}) / 2`; the report gives :math:`\bar y`, its standard error
-:math:`s_y / \sqrt{K}` and the normal 95% confidence interval :math:`\bar y \pm 1.96\,\mathrm{SE}`.
+An agent is any name :func:`eval.opponents.load_opponent` accepts: ``random``, ``rlcard-rule-v1``,
+``rlcard-pretrained-cfr``, ``openspiel-cfr+:500``, ..., or a policy or model file. A match is
+described by plain data -- the game id, the two names, the number of hands and a seed -- so a worker
+process can rebuild it from that alone (:class:`MatchSpec`).
+
+Randomness: the seed is a :class:`numpy.random.SeedSequence`; its first three children drive the
+deals, agent ``A`` and agent ``B``, each its own stream:
+
+* our policies sample from their own :class:`numpy.random.Generator`;
+* an RLCard agent is asked with its own ``eval_step`` at every decision, its reported probabilities
+  sampled with the agent's own generator (:class:`eval.agents.OwnStreamAgent`);
+* OpenSpiel policies (``openspiel:`` games) are asked ``action_probabilities(state)`` and sampled
+  from the agent's own generator; on an ``rlcard:`` game they play their exact strategy on the tree.
+
+The exact value is :func:`eval.exact_head_to_head` of both agents' exact strategies
+(:func:`eval.strategy_of`); it is ``None``, with the reason in :attr:`MatchReport.exact_note`, when
+either agent cannot be queried exactly.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import math
-from dataclasses import dataclass
-from typing import Any, Protocol
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
-import rlcard
-from numpy.typing import NDArray
-from tqdm import tqdm
 
-import adapters
-from adapters.errors import InputError
-from adapters.rlcard import PREFIX
+from adapters.inputs import InputError
+from adapters.rlcard import PREFIX as RLCARD_PREFIX
+from cfr_agents.files import write_atomic
+from cfr_agents.policy import Policy
+from cfr_agents.rlcard_agent import PolicyAgent
+from cfr_agents.tree import CompiledTree, FloatArray, load_tree
+from eval.agents import AgentQueryError
+from eval.environments import MatchResult, play_openspiel_match, play_rlcard_match
+from eval.exploitability import exploitability_of_strategy
 from eval.hand_log import HandLog
+from eval.head_to_head import exact_head_to_head
+from eval.opponents import Opponent, load_opponent
 
-Z_95 = 1.959963984540054
-"""The 97.5% quantile of the standard normal distribution."""
+MIN_HANDS = 4
+"""Two duplicate pairs: the fewest hands whose standard error can be estimated."""
 
 
-class RLCardAgent(Protocol):
-    """What ``env.run`` needs of an agent."""
-
-    use_raw: bool
-
-    def step(self, state: dict[str, Any]) -> Any: ...
-
-    def eval_step(self, state: dict[str, Any]) -> tuple[Any, dict[str, Any]]: ...
+def check_hands(hands: int) -> int:
+    """The number of duplicate pairs for ``hands`` hands; refuse odd counts and fewer than :data:`MIN_HANDS`."""
+    if hands < MIN_HANDS:
+        raise InputError(
+            f"--hands must be at least {MIN_HANDS} (two duplicate pairs, to estimate a standard error), got {hands}"
+        )
+    if hands % 2:
+        raise InputError(f"--hands must be even: hands are played in duplicate pairs (seats swapped), got {hands}")
+    return hands // 2
 
 
 @dataclass(frozen=True)
-class MatchResult:
-    """``A``'s mean payoff per hand against ``B``, in :attr:`units`."""
+class MatchSpec:
+    """A match as plain data: what a worker process needs to play it."""
 
     game_id: str
+    agents: tuple[str, str]
+    hands: int
+    seed: int
+    spawn_key: tuple[int, ...] = ()
+    """The position of this match's :class:`~numpy.random.SeedSequence` under ``seed``
+    (a tournament's pairing index); empty for a lone match."""
+    tables: bool = False
+    """Play both agents by their exact strategy tables (:func:`eval.strategy_of`, sampled by our
+    fast policy agent) instead of asking the live agents: the same distribution of play, without a
+    network's forward pass per decision. Both agents must be queryable; ``rlcard:`` games only."""
+
+    files: Mapping[str, str] = field(default_factory=dict)
+    """Contents of policy files among ``agents``, by name, for workers that cannot read the paths."""
+
+    def seed_sequence(self) -> np.random.SeedSequence:
+        return np.random.SeedSequence(self.seed, spawn_key=self.spawn_key)
+
+
+@dataclass(frozen=True)
+class MatchReport:
+    """``A``'s payoff per hand against ``B``: sampled (mean, standard error, 95% CI) and exact."""
+
+    game_id: str
+    agents: tuple[str, str]
     units: str
     hands: int
     mean: float
     standard_error: float
     ci95: tuple[float, float]
+    exact: float | None
+    """``A``'s exact value over both seats, or ``None`` when an agent cannot be queried exactly."""
+    exact_seat_values: tuple[float, float] | None
+    exact_note: str
+    """Why :attr:`exact` is missing; empty when it is present."""
 
     @property
     def mbb_per_hand(self) -> float | None:
-        """The mean in milli-big-blinds per hand, for games paid in big blinds."""
+        """The mean in milli-big-blinds per hand, for games paid in big blinds (else ``None``)."""
         return self.mean * 1000 if self.units == "BB" else None
 
+    @property
+    def exact_within_ci95(self) -> bool | None:
+        """Whether the exact value lies inside the sampled 95% interval; ``None`` without the exact value,
+        or when the interval is a point (a standard error of 0: every pair paid the same)."""
+        if self.exact is None or self.standard_error == 0:
+            return None
+        return self.ci95[0] <= self.exact <= self.ci95[1]
 
-def play_rlcard_match(
-    game_id: str,
-    agent_a: RLCardAgent,
-    agent_b: RLCardAgent,
-    pairs: int,
-    deal_rng: np.random.Generator,
-    *,
-    show_progress: bool = False,
-    log: HandLog | None = None,
-) -> MatchResult:
-    """Play ``pairs`` duplicate pairs of hands of ``game_id`` (an ``rlcard:`` id) in RLCard's env;
-    with ``log``, append every hand to it (:meth:`~eval.hand_log.HandLog.rlcard_hand`).
+    @property
+    def exact_error_in_standard_errors(self) -> float | None:
+        """``|mean - exact| / standard error``."""
+        if self.exact is None or self.standard_error == 0:
+            return None
+        return abs(self.mean - self.exact) / self.standard_error
 
-    Each pair draws a deal seed from ``deal_rng``; both hands of the pair reseed the engine's
-    generator with it (``env.game.np_random``, what RLCard's dealer shuffles with and what draws
-    Leduc's small-blind seat), so they get the same cards and seats, with the agents swapped.
-    Each hand is RLCard's own ``env.reset()``/``env.step()`` loop, with every decision made by the
-    seated agent's ``eval_step``, as ``env.run(is_training=False)`` does.
-    """
-    if not game_id.startswith(PREFIX):
-        raise InputError(f"matches are played in RLCard environments; {game_id!r} is not an rlcard: game")
-    _check_pairs(pairs)
-    game = adapters.load_game(game_id)
-    env = rlcard.make(game_id.removeprefix(PREFIX))
-    deals = np.random.RandomState(0)
-    env.game.np_random = deals
-    seatings = ((agent_a, agent_b), (agent_b, agent_a))
-    samples = PairSamples(pairs)
-    for _ in tqdm(range(pairs), disable=not show_progress, unit="pair", leave=False, mininterval=0.5):
-        deal_seed = int(deal_rng.integers(2**31))
-        total = 0.0
-        for seat in (0, 1):
-            deals.seed(deal_seed)
-            total += _play_hand(env, seatings[seat])[seat]
-            if log is not None:
-                log.rlcard_hand(env, seat)
-        samples.add(total / 2)
-    return _result(game_id, game.units, samples)
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "game": self.game_id,
+            "agents": list(self.agents),
+            "hands": self.hands,
+            "mean": self.mean,
+            "standard_error": self.standard_error,
+            "ci95": list(self.ci95),
+            "units": self.units,
+            "mbb_per_hand": self.mbb_per_hand,
+            "exact": self.exact,
+            "exact_seat_values": None if self.exact_seat_values is None else list(self.exact_seat_values),
+            "exact_within_ci95": self.exact_within_ci95,
+            "exact_note": self.exact_note,
+        }
 
 
-def _play_hand(env: Any, agents: tuple[RLCardAgent, RLCardAgent]) -> tuple[float, float]:
-    """One hand of RLCard's env, as ``env.run(is_training=False)`` plays it; the payoffs per seat."""
-    state, player = env.reset()
-    game = env.game
-    while not game.is_over():
-        agent = agents[player]
-        action, _ = agent.eval_step(state)
-        state, player = env.step(action, agent.use_raw)
-    first, second = env.get_payoffs()
-    return float(first), float(second)
+@dataclass(frozen=True)
+class AgentScore:
+    """An agent's exact NashConv and exploitability (``None`` with a note when it cannot be queried)."""
+
+    name: str
+    units: str
+    nash_conv: float | None
+    exploitability: float | None
+    note: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "agent": self.name,
+            "units": self.units,
+            "nash_conv": self.nash_conv,
+            "exploitability": self.exploitability,
+            "note": self.note,
+        }
 
 
-class OpenSpielPolicy(Protocol):
-    """What a match needs of an OpenSpiel policy."""
+class Agents:
+    """Opponents and their exact strategies, built once per process and game."""
 
-    def action_probabilities(self, state: Any, player_id: int | None = None) -> dict[int, float]: ...
+    def __init__(self) -> None:
+        self._opponents: dict[tuple[str, str], Opponent] = {}
+        self._strategies: dict[tuple[str, str], FloatArray | str] = {}
+        self._paths: dict[str, str] = {}
 
+    def provide(self, files: Mapping[str, str]) -> None:
+        """Load the named policy files from these contents (written once to content-named temporary
+        files) instead of from their paths, which this process may not be able to read."""
+        for name, content in files.items():
+            if name not in self._paths:
+                path = Path(tempfile.gettempdir()) / f"cfr-agents-{hashlib.sha256(content.encode()).hexdigest()}.json"
+                if not path.exists():
+                    write_atomic(path, content)
+                self._paths[name] = str(path)
 
-def play_openspiel_match(
-    game_id: str,
-    policy_a: OpenSpielPolicy,
-    policy_b: OpenSpielPolicy,
-    pairs: int,
-    deal_rng: np.random.Generator,
-    agent_rngs: tuple[np.random.Generator, np.random.Generator],
-    *,
-    show_progress: bool = False,
-    log: HandLog | None = None,
-) -> MatchResult:
-    """Play ``pairs`` duplicate pairs of ``game_id`` (an ``openspiel:`` id) on ``pyspiel`` states;
-    with ``log``, append every hand to it (:meth:`~eval.hand_log.HandLog.openspiel_hand`).
+    def opponent(self, name: str, game_id: str) -> Opponent:
+        key = (name, game_id)
+        if key not in self._opponents:
+            opponent = load_opponent(self._paths.get(name, name), game_id)
+            if opponent.game_id != game_id:
+                raise InputError(f"agent {name!r} plays {opponent.game_id}, not {game_id}")
+            self._opponents[key] = opponent
+        return self._opponents[key]
 
-    Both hands of a pair draw their chance outcomes from a fresh generator seeded with the pair's
-    deal seed: the k-th chance event of the second hand replays the k-th of the first, so they see
-    the same cards. ``A`` samples from ``agent_rngs[0]``, ``B`` from ``[1]``.
-    """
-    from adapters.openspiel import OpenSpielGame
+    def strategy(self, name: str, game_id: str) -> FloatArray | str:
+        key = (name, game_id)
+        if key not in self._strategies:
+            self._strategies[key] = _exact_strategy(self.opponent(name, game_id), load_tree(game_id))
+        return self._strategies[key]
 
-    game = adapters.load_game(game_id)
-    if not isinstance(game, OpenSpielGame):
-        raise InputError(f"{game_id!r} is not an openspiel: game; play it with play_rlcard_match")
-    _check_pairs(pairs)
-    samples = PairSamples(pairs)
-    for _ in tqdm(range(pairs), disable=not show_progress, unit="pair", leave=False, mininterval=0.5):
-        deal_seed = int(deal_rng.integers(2**31))
-        total = 0.0
-        for seat in (0, 1):
-            chance = np.random.default_rng(deal_seed)
-            policies = (policy_a, policy_b) if seat == 0 else (policy_b, policy_a)
-            rngs = agent_rngs if seat == 0 else agent_rngs[::-1]
-            state = game.pyspiel_game.new_initial_state()
-            while not state.is_terminal():
-                if state.is_chance_node():
-                    outcomes = dict(state.chance_outcomes())
-                    state.apply_action(_draw(outcomes, chance))
-                else:
-                    player = state.current_player()
-                    state.apply_action(_draw(policies[player].action_probabilities(state), rngs[player]))
-            total += float(state.returns()[seat])
-            if log is not None:
-                log.openspiel_hand(state, seat)
-        samples.add(total / 2)
-    return _result(game_id, game.units, samples)
+    def score(self, name: str, game_id: str) -> AgentScore:
+        tree = load_tree(game_id)
+        strategy = self.strategy(name, game_id)
+        if isinstance(strategy, str):
+            return AgentScore(name, tree.units, None, None, strategy)
+        result = exploitability_of_strategy(tree, strategy)
+        return AgentScore(name, tree.units, result.nash_conv, result.exploitability, "")
 
 
-def _check_pairs(pairs: int) -> None:
-    if pairs < 2:
-        raise InputError(f"a match needs at least 2 pairs of hands to estimate its error, got {pairs}")
-
-
-def _draw(probabilities: dict[int, float], rng: np.random.Generator) -> int:
-    actions = sorted(probabilities)
-    weights = np.array([probabilities[a] for a in actions])
-    return int(actions[rng.choice(len(actions), p=weights / weights.sum())])
-
-
-CHUNK = 2**20
-"""Pair payoffs held at once (8 MB): a longer match folds them into running moments a chunk at a time."""
-
-
-class PairSamples:
-    """The pairs' mean payoffs, summed up a chunk of :data:`CHUNK` at a time, so memory does not grow
-    with the length of the match. Up to one chunk, the mean and standard deviation are NumPy's over
-    all samples; past it, chunks are merged exactly (Chan, Golub and LeVeque's pairwise update)."""
-
-    def __init__(self, pairs: int) -> None:
-        self._chunk: NDArray[np.float64] = np.empty(min(pairs, CHUNK))
-        self._filled = 0
-        self._count = 0
-        self._mean = 0.0
-        self._squares = 0.0
-        """The sum of squared deviations from :attr:`_mean` of the folded samples."""
-
-    def add(self, sample: float) -> None:
-        if self._filled == len(self._chunk):
-            self._fold()
-        self._chunk[self._filled] = sample
-        self._filled += 1
-
-    def _fold(self) -> None:
-        chunk = self._chunk[: self._filled]
-        count = len(chunk)
-        mean = float(chunk.mean())
-        total = self._count + count
-        delta = mean - self._mean
-        self._squares += float(np.square(chunk - mean).sum()) + delta * delta * self._count * count / total
-        self._mean += delta * count / total
-        self._count = total
-        self._filled = 0
-
-    def moments(self) -> tuple[int, float, float]:
-        """The number of samples, their mean and their standard deviation (``ddof=1``)."""
-        if self._count == 0:
-            chunk = self._chunk[: self._filled]
-            return len(chunk), float(chunk.mean()), float(chunk.std(ddof=1))
-        if self._filled:
-            self._fold()
-        return self._count, self._mean, math.sqrt(self._squares / (self._count - 1))
-
-
-def _result(game_id: str, units: str, samples: PairSamples) -> MatchResult:
-    pairs, mean, deviation = samples.moments()
-    standard_error = deviation / math.sqrt(pairs)
-    return MatchResult(
-        game_id=game_id,
-        units=units,
-        hands=2 * pairs,
-        mean=mean,
-        standard_error=standard_error,
-        ci95=(mean - Z_95 * standard_error, mean + Z_95 * standard_error),
+def play_match(
+    spec: MatchSpec, agents: Agents | None = None, *, show_progress: bool = False, log: str | None = None
+) -> MatchReport:
+    """Play ``spec`` and score it exactly where both agents can be queried; with ``log``, append every
+    hand to the hand log at that path (:mod:`eval.hand_log`), its seats named as in ``spec.agents``."""
+    agents = agents or Agents()
+    pairs = check_hands(spec.hands)
+    tree = load_tree(spec.game_id)
+    first, second = (agents.opponent(name, spec.game_id) for name in spec.agents)
+    deal_seq, seq_a, seq_b = spec.seed_sequence().spawn(3)
+    deal_rng, rng_a, rng_b = (np.random.default_rng(s) for s in (deal_seq, seq_a, seq_b))
+    sampled: MatchResult
+    with contextlib.ExitStack() as stack:
+        hands = None if log is None else stack.enter_context(HandLog(log, spec.game_id, spec.agents))
+        if spec.tables:
+            if not spec.game_id.startswith(RLCARD_PREFIX):
+                raise InputError("matches by strategy tables are played in RLCard environments")
+            table_a = _table_agent(agents, spec.agents[0], spec.game_id, rng_a)
+            table_b = _table_agent(agents, spec.agents[1], spec.game_id, rng_b)
+            sampled = play_rlcard_match(
+                spec.game_id, table_a, table_b, pairs, deal_rng, show_progress=show_progress, log=hands
+            )
+        elif spec.game_id.startswith(RLCARD_PREFIX):
+            sampled = play_rlcard_match(
+                spec.game_id,
+                first.agent.rlcard_player(tree, rng_a),
+                second.agent.rlcard_player(tree, rng_b),
+                pairs,
+                deal_rng,
+                show_progress=show_progress,
+                log=hands,
+            )
+        else:
+            sampled = play_openspiel_match(
+                spec.game_id,
+                first.agent.openspiel_player(),
+                second.agent.openspiel_player(),
+                pairs,
+                deal_rng,
+                (rng_a, rng_b),
+                show_progress=show_progress,
+                log=hands,
+            )
+    strategy_a, strategy_b = (agents.strategy(name, spec.game_id) for name in spec.agents)
+    exact: float | None = None
+    seat_values: tuple[float, float] | None = None
+    note = next((s for s in (strategy_a, strategy_b) if isinstance(s, str)), "")
+    if not isinstance(strategy_a, str) and not isinstance(strategy_b, str):
+        value = exact_head_to_head(tree, strategy_a, strategy_b)
+        exact, seat_values = value.value, value.seat_values
+    return MatchReport(
+        game_id=spec.game_id,
+        agents=spec.agents,
+        units=sampled.units,
+        hands=sampled.hands,
+        mean=sampled.mean,
+        standard_error=sampled.standard_error,
+        ci95=sampled.ci95,
+        exact=exact,
+        exact_seat_values=seat_values,
+        exact_note=note,
     )
+
+
+def _exact_strategy(opponent: Opponent, tree: CompiledTree) -> FloatArray | str:
+    """The opponent's exact strategy on ``tree``, or why it has none."""
+    try:
+        return opponent.agent.strategy(tree)
+    except AgentQueryError as error:
+        return str(error)
+
+
+def _table_agent(agents: Agents, name: str, game_id: str, rng: np.random.Generator) -> PolicyAgent:
+    strategy = agents.strategy(name, game_id)
+    if isinstance(strategy, str):
+        raise InputError(f"{name!r} has no exact strategy table: {strategy}")
+    policy = Policy.from_strategy(load_tree(game_id), strategy, algorithm=name, parameters={}, iterations=0)
+    return PolicyAgent(policy, rng)
+
+
+def describe(report: MatchReport) -> str:
+    """The report as a few lines of text."""
+    a, b = report.agents
+    low, high = report.ci95
+    mbb = report.mbb_per_hand
+    lines = [
+        f"{a} vs {b} on {report.game_id}, {report.hands:,} hands (duplicate pairs, seats swapped):",
+        f"  sampled {report.mean:+.4f} {report.units}/hand, standard error {report.standard_error:.4f}, "
+        f"95% CI [{low:+.4f}, {high:+.4f}]"
+        + (f"; {mbb:+.1f} mbb/hand (CI [{low * 1000:+.1f}, {high * 1000:+.1f}])" if mbb is not None else ""),
+    ]
+    if report.exact is None:
+        lines.append(f"  exact: not available ({report.exact_note})")
+    else:
+        within = report.exact_within_ci95
+        distance = report.exact_error_in_standard_errors
+        if within is None:  # every pair paid the same
+            verdict = f"standard error 0 from {report.hands:,} hands: no interval to check against"
+        else:
+            verdict = ("inside" if within else "outside") + " the sampled 95% CI"
+            if distance is not None and math.isfinite(distance):
+                verdict += f" ({distance:.2f} standard errors away)"
+        lines.append(
+            f"  exact   {report.exact:+.4f} {report.units}/hand"
+            + (f" ({report.exact * 1000:+.1f} mbb/hand)" if report.units == "BB" else "")
+            + f": {verdict}"
+        )
+    return "\n".join(lines)
+
+
+__all__ = [
+    "MIN_HANDS",
+    "AgentScore",
+    "Agents",
+    "MatchReport",
+    "MatchSpec",
+    "check_hands",
+    "describe",
+    "play_match",
+]

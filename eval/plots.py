@@ -2,7 +2,7 @@
 frontier of safe exploitation and its learning curve from logged hands.
 
 matplotlib is the optional ``[plot]`` extra; without it every function here raises a one-line
-:class:`~adapters.errors.MissingExtraError` naming the extra to install.
+:class:`~adapters.inputs.MissingExtraError` naming the extra to install.
 
 Betting lines (``plot strategy --line``) are written as the Stanford Leduc paper writes them: tokens
 joined by ``:``, each an action name of the game or a public card, in the order they happen. For
@@ -24,12 +24,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from adapters.errors import InputError, require_extra
+from adapters.inputs import InputError, require_extra
 from cfr_agents.files import replacing
 from cfr_agents.policy import Policy
 
 if TYPE_CHECKING:
-    from eval.exploit.report import FrontierReport, Learning
+    from eval.exploitation.report import FrontierReport, Learning
 
 
 def pyplot() -> ModuleType:
@@ -210,7 +210,7 @@ def plot_frontier(path: str | Path, out: str | Path) -> FrontierReport:
     RNR points, the ε-safe LP's exact curve where the file has it, the naive line
     :math:`\\lambda\\,\\mathrm{BR} + (1-\\lambda)\\,\\mathrm{Nash}` and the best response, with the shares'
     exploitability levels dotted; the right panel zooms in on those levels."""
-    from eval.exploit.report import read_frontier
+    from eval.exploitation.report import read_frontier
 
     report = read_frontier(path)
     frontier = report.frontier
@@ -260,7 +260,7 @@ def plot_learning(path: str | Path, out: str | Path) -> Learning:
     (the mean over seeds, a band of one standard deviation), what the model predicts (dashed), and the
     lines of the equilibrium, RNR on the true strategy (the ceiling) and the best response to it. Right:
     the responses' exploitability, log scale."""
-    from eval.exploit.report import read_learning
+    from eval.exploitation.report import read_learning
 
     learning = read_learning(path)
     plt = pyplot()

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from adapters import load_game
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from cfr_agents.checkpoint import load_checkpoint, save_checkpoint
 from cfr_agents.files import write_atomic
 from cfr_agents.solvers import ALGORITHMS, TUNABLE, Solver, make_solver

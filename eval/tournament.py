@@ -2,7 +2,7 @@ r"""Round-robin tournaments: every pair of agents plays a duplicate match (both 
 agent's exact exploitability stands beside its results.
 
 Work goes to an executor (:mod:`cfr_agents.jobs`: local worker processes, or Ray) as specs -- the
-game id, agent names or file paths, hands and seeds (:class:`~eval.play.MatchSpec`,
+game id, agent names or file paths, hands and seeds (:class:`~eval.match.MatchSpec`,
 :class:`AgentJob`; on Ray also the contents of policy files) -- never as pickled live agents: each
 worker builds the agents it needs from their names. Pairing ``k`` (in the order of
 :func:`pairings`) draws its streams from ``SeedSequence(seed, spawn_key=(k,))``, so the results do
@@ -20,14 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from adapters.errors import InputError
+from adapters.inputs import InputError, read_json
 from cfr_agents.jobs import Executor, RayExecutor
 from cfr_agents.policy import FORMAT as POLICY_FORMAT
-from cfr_agents.policy import read_json
 from cfr_agents.tree import load_tree
+from eval.match import Agents, AgentScore, MatchReport, MatchSpec, check_hands, play_match
 from eval.opponents import is_file_name
 from eval.opponents.nfsp import one_thread
-from eval.play import Agents, AgentScore, MatchReport, MatchSpec, check_hands, play_match
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,7 @@ class AgentJob:
     game_id: str
     name: str
     files: Mapping[str, str] = field(default_factory=dict)
-    """As :attr:`eval.play.MatchSpec.files`."""
+    """As :attr:`eval.match.MatchSpec.files`."""
 
 
 @dataclass(frozen=True)

@@ -42,14 +42,14 @@ from pathlib import Path
 
 import numpy as np
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from cfr_agents import make_solver
 from cfr_agents.cli.common import non_negative_int, one_line, positive_int
 from cfr_agents.files import check_outputs, write_atomic
 from cfr_agents.jobs import LocalPool, default_workers
 from cfr_agents.tree import load_tree
 from eval import exploitability
-from eval.play import Agents, MatchReport, MatchSpec, check_hands
+from eval.match import Agents, MatchReport, MatchSpec, check_hands
 from eval.tournament import run_job
 
 GAME = "rlcard:leduc-holdem"

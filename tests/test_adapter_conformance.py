@@ -8,7 +8,7 @@ import pytest
 import adapters
 from adapters import Game, InputError, State
 from adapters.conformance import check_game
-from adapters.errors import UnsupportedGameError
+from adapters.inputs import UnsupportedGameError
 from cfr_agents.tree import compile_tree
 from tests.support import game
 

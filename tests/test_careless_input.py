@@ -83,7 +83,7 @@ def test_a_count_beyond_its_bound_is_refused_before_any_work(tmp_path: Path, arg
 
 def test_a_long_match_keeps_its_moments_in_bounded_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     """Past one chunk, the pairs' payoffs are folded into running moments equal to NumPy's over all of them."""
-    import eval.match as match
+    import eval.environments as match
 
     monkeypatch.setattr(match, "CHUNK", 7)
     values = np.random.default_rng(3).normal(0.2, 1.5, size=61) ** 3  # skewed, in chunks of 7 and one of 5
@@ -194,7 +194,7 @@ def test_argument_errors_begin_as_every_error_does(tmp_path: Path, argv: list[st
 
 
 def test_an_interval_from_pairs_that_all_paid_the_same_is_called_degenerate() -> None:
-    from eval.play import MatchReport, describe
+    from eval.match import MatchReport, describe
 
     report = MatchReport(
         game_id="openspiel:kuhn_poker",
@@ -217,7 +217,7 @@ def test_an_interval_from_pairs_that_all_paid_the_same_is_called_degenerate() ->
 def test_play_rlcard_match_counts_pairs() -> None:
     import inspect
 
-    from eval.match import play_openspiel_match, play_rlcard_match
+    from eval.environments import play_openspiel_match, play_rlcard_match
 
     for play in (play_rlcard_match, play_openspiel_match):
         assert "pairs" in inspect.signature(play).parameters and "hands" not in inspect.signature(play).parameters

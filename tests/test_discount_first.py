@@ -162,7 +162,7 @@ def test_each_update_equals_the_papers_recursion(algorithm: str, predictive: boo
 
 @pytest.mark.parametrize("algorithm", ["dcfr+", "pdcfr+"])
 def test_they_converge_and_refuse_sampling(algorithm: str) -> None:
-    from adapters.errors import InputError
+    from adapters.inputs import InputError
     from eval import exploitability_of_strategy
 
     compiled = tree("openspiel:leduc_poker")

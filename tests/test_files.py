@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from cfr_agents.files import check_outputs, write_atomic
 from tests.support import run_cli
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from cfr_agents import make_solver
 from cfr_agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from tests.strategies import json_values

@@ -23,7 +23,7 @@ import numpy as np
 import pyspiel
 import pytest
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from cfr_agents import make_solver
 from cfr_agents.checkpoint import load_checkpoint, save_checkpoint
 from cfr_agents.solvers import ALGORITHMS, UpdateRule

@@ -19,11 +19,11 @@ import pytest
 from open_spiel.python.policy import UniformRandomPolicy
 from rlcard.agents import RandomAgent
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from cfr_agents import Policy, make_solver
 from eval import best_response_policy, exact_head_to_head, play_openspiel_match, play_rlcard_match, strategy_of
+from eval.match import MatchSpec, play_match
 from eval.opponents import load_opponent, shipped_model
-from eval.play import MatchSpec, play_match
 from tests.support import MATCH_REPORT_FIELDS, assert_within_standard_errors, game, run_cli, tree
 
 RLCARD_OPPONENTS = (

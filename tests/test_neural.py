@@ -245,7 +245,7 @@ def test_the_value_networks_step_size_decays_from_t0(advantage_init: str) -> Non
 
 
 def test_bad_settings_are_refused_in_one_line() -> None:
-    from adapters.errors import InputError
+    from adapters.inputs import InputError
 
     with pytest.raises(InputError, match="traversals must be a positive integer"):
         NeuralSettings(traversals=0).check()

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adapters.errors import MissingExtraError
+from adapters.inputs import MissingExtraError
 from cfr_agents.cli import main
 from eval import exploitability_of_strategy
 from eval.opponents import FAMILIES, available, load_opponent, shipped_model

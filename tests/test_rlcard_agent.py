@@ -12,7 +12,7 @@ from rlcard.utils import tournament
 
 import adapters
 from adapters import State
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from adapters.rlcard import RLCardGame
 from cfr_agents import Policy, make_solver
 from tests.support import assert_within_standard_errors, card_name, game, rlcard_deal, tree

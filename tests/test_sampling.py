@@ -14,7 +14,7 @@ import pyspiel
 import pytest
 from open_spiel.python.algorithms import exploitability as openspiel_exploitability
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from cfr_agents import make_solver
 from cfr_agents.solvers import SCHEMES, SampledSolver
 from cfr_agents.solvers.sampling import CHANCE_DRAWS

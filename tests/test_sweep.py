@@ -271,14 +271,14 @@ def test_an_interrupted_job_past_the_new_cap_is_refused(tmp_path: Path) -> None:
     ],
 )
 def test_duplicate_grid_values_are_refused(grid: str, message: str) -> None:
-    from adapters.errors import InputError
+    from adapters.inputs import InputError
 
     with pytest.raises(InputError, match=message):
         parse_grid(grid, "dcfr", "none")
 
 
 def test_rule_keys_follow_each_algorithms_tunable_parameters() -> None:
-    from adapters.errors import InputError
+    from adapters.inputs import InputError
 
     assert [c.name for c in parse_grid("alpha=2,2.3;gamma=5", "pdcfr+", "none")] == [
         "alpha=2.0,gamma=5.0",

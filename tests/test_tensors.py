@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from adapters.tensors import LEDUC_HISTORY, encoder
 from tests.support import GAME_IDS, game, tree
 

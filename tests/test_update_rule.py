@@ -103,7 +103,7 @@ def test_without_a_schedule_the_weight_is_t_to_the_gamma_exactly() -> None:
 
 
 def test_schedule_parameters_are_checked_and_written_only_when_used() -> None:
-    from adapters.errors import InputError
+    from adapters.inputs import InputError
 
     for bad in ({"gamma_change": math.inf}, {"gamma_change": math.nan}, {"horizon": 0}, {"horizon": 10.0}):
         with pytest.raises(InputError):

@@ -15,11 +15,11 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from cfr_agents.cli import (
     best_response,
-    exploit,
     exploitability,
+    exploitation,
     match,
     opponents,
     plot,
@@ -44,7 +44,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     train_opponent,
     match,
     tournament,
-    exploit,
+    exploitation,
     plot,
     sweep,
 )

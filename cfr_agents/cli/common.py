@@ -14,7 +14,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from cfr_agents.exit_status import EXIT_DISAGREE as EXIT_DISAGREE
 from cfr_agents.exit_status import EXIT_INTERRUPTED as EXIT_INTERRUPTED
 from cfr_agents.exit_status import EXIT_USAGE as EXIT_USAGE
@@ -106,7 +106,7 @@ def workers(text: str) -> int:
 
 
 def hands(text: str) -> int:
-    """``--hands``: at most :data:`MAX_HANDS` (:func:`eval.play.check_hands` asks for an even number, at least 4)."""
+    """``--hands``: at most :data:`MAX_HANDS` (:func:`eval.match.check_hands` asks for an even number, at least 4)."""
     return _integer(text, None, "", MAX_HANDS)
 
 
@@ -228,7 +228,7 @@ def _check_creatable(path: Path, out: str) -> None:
 def plotting_unavailable() -> str | None:
     """``None`` when matplotlib can draw, else the one-line reason (the extra to install): commands whose
     results stand without their plot write the rest and say why the plot is missing."""
-    from adapters.errors import MissingExtraError
+    from adapters.inputs import MissingExtraError
     from eval.plots import pyplot
 
     try:

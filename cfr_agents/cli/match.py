@@ -36,7 +36,7 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from cfr_agents.files import check_outputs
-    from eval.play import Agents, MatchSpec, check_hands, describe, play_match
+    from eval.match import Agents, MatchSpec, check_hands, describe, play_match
 
     check_hands(args.hands)
     check_outputs(args.log)
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _game_of(*names: str) -> str:
     """The game named by the first agent that is a file (files carry their game)."""
-    from adapters.errors import InputError
+    from adapters.inputs import InputError
     from eval.opponents import is_file_name, load_opponent
 
     for name in names:

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 
 ROLE = "path_role"
 """The attribute an argument's :class:`argparse.Action` carries: ``"input"`` or ``"output"``."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from cfr_agents.cli.common import add_executor_options, output_dir, positive_float, positive_int
 from cfr_agents.cli.paths import add_output
 from cfr_agents.files import write_atomic
@@ -168,7 +168,7 @@ def _markdown(report: dict[str, Any], summaries: list[Summary]) -> str:
 
 def _plot(path: Path, runs: list[tuple[str, Any]]) -> bool:
     """The NashConv-against-time plot; ``False`` without matplotlib (the results stand without it)."""
-    from adapters.errors import MissingExtraError
+    from adapters.inputs import MissingExtraError
     from eval.plots import plot_sweep
 
     try:

@@ -40,7 +40,7 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from cfr_agents.jobs import executor
-    from eval.play import check_hands
+    from eval.match import check_hands
     from eval.tournament import check_agents, csv_text, json_text, markdown, run_tournament
 
     check_hands(args.hands)

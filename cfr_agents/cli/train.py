@@ -14,7 +14,7 @@ import numpy as np
 
 import cfr_agents.cli.train_neural as train_neural
 from adapters import Game, load_game
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from cfr_agents.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from cfr_agents.cli.common import deferred_interrupt, mbb, non_negative_int, positive_float, positive_int, real
 from cfr_agents.cli.paths import add_input, add_output

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from cfr_agents.cli.common import mbb, non_negative_float, non_negative_int, positive_float, positive_int
 from cfr_agents.files import write_atomic
 

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from cfr_agents.cli.common import mbb, non_negative_int, positive_float, positive_int
 from cfr_agents.cli.paths import add_output
 from cfr_agents.files import check_writable

@@ -10,7 +10,7 @@ from typing import TypeAlias
 import numpy as np
 
 from adapters import Game
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from cfr_agents.solvers import (
     cfr,
     cfr_plus,

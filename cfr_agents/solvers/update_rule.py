@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 
 from numba import njit
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 
 RESCALE_LOG = 600.0
 """Largest exponent used directly; ``exp(600)`` is about ``1e260``, well inside float64."""

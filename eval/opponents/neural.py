@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from adapters import Game
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from adapters.tensors import encoder
 from cfr_agents.files import replacing, write_atomic
 from cfr_agents.neural_policy import NeuralPolicy, from_solver

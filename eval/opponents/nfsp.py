@@ -36,7 +36,7 @@ import pyspiel
 from open_spiel.python import policy as openspiel_policy
 
 from adapters import Game
-from adapters.errors import InputError, require_extra
+from adapters.inputs import InputError, require_extra
 from adapters.openspiel import OpenSpielGame
 from adapters.rlcard import RLCardGame
 from cfr_agents.files import replacing, write_atomic
@@ -129,7 +129,7 @@ OPENSPIEL_PRESETS: Mapping[str, Mapping[str, Any]] = {
 
 
 def require_torch(name: str) -> ModuleType:
-    """``torch``, or a one-line :class:`~adapters.errors.MissingExtraError` naming the ``[nfsp]`` extra."""
+    """``torch``, or a one-line :class:`~adapters.inputs.MissingExtraError` naming the ``[nfsp]`` extra."""
     return require_extra("torch", "nfsp", name)
 
 

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from typing import Any, Generic, TypeVar
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 
 Progress = Callable[[int, Any], bool]
 """Called by a trainer after each episode or iteration with the count so far and the agent as it

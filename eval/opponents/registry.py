@@ -21,11 +21,11 @@ import eval.opponents.neural as neural
 import eval.opponents.nfsp as nfsp
 import eval.opponents.openspiel_solvers as openspiel_solvers
 from adapters import Game, load_game
-from adapters.errors import InputError
+from adapters.inputs import InputError, read_json
 from adapters.openspiel import OpenSpielGame
 from adapters.rlcard import RLCardGame
 from cfr_agents.policy import FORMAT as POLICY_FORMAT
-from cfr_agents.policy import load_policy, read_json
+from cfr_agents.policy import load_policy
 from eval.opponents.base import FULL, LOSSY, Family, Opponent, Training
 from eval.opponents.provenance import FORMAT as MODEL_FORMAT
 from eval.opponents.provenance import provenance_of

@@ -38,7 +38,7 @@ from rlcard.models.leducholdem_rule_models import LeducHoldemRuleAgentV1, LeducH
 from rlcard.models.pretrained_models import ROOT_PATH
 
 from adapters import Game
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from adapters.rlcard import RLCardGame
 from cfr_agents.files import write_atomic
 from eval.opponents.base import LOSSY, Opponent

@@ -17,11 +17,11 @@ from adapters import load_game
 from adapters.rlcard import RLCardGame, RLCardState
 from cfr_agents.solvers import make_solver
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
+from eval.agents import infoset_states, rlcard_env_state
 from eval.exploitability import exploitability_of_strategy
 from eval.head_to_head import exact_head_to_head
 from eval.opponents.base import LOSSY, Opponent
 from eval.opponents.registry import load_opponent
-from eval.strategy_of import infoset_states, rlcard_env_state
 
 EQUILIBRIUM_ITERATIONS = 3000
 """DCFR iterations for the equilibrium column (NashConv below 1e-5 on both Leducs)."""

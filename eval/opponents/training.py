@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from cfr_agents.tree import compile_tree
 from eval.agents import strategy_of
 from eval.exploitability import exploitability_of_strategy

@@ -27,7 +27,7 @@ FloatArray = NDArray[np.float64]
 
 def torch_module() -> Any:
     """``torch``, or a one-line refusal naming the extra to install."""
-    from adapters.errors import require_extra
+    from adapters.inputs import require_extra
 
     return require_extra("torch", "nfsp", "neural CFR")
 
@@ -86,7 +86,7 @@ def weights_of(network: Any, prefix: str) -> dict[str, NDArray[np.float32]]:
 def load_weights(network: Any, arrays: Mapping[str, NDArray[np.float32]], prefix: str) -> None:
     """Set the network's parameters from :func:`weights_of`'s arrays; refuses missing or misshapen ones."""
     torch = torch_module()
-    from adapters.errors import InputError
+    from adapters.inputs import InputError
 
     state = {}
     for name, value in network.state_dict().items():

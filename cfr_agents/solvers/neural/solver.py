@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 import cfr_agents.solvers.neural.networks as networks
 import cfr_agents.solvers.neural.traversal as traversal
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from cfr_agents.policy import Policy
 from cfr_agents.solvers.sampling import kernel_tree
 from cfr_agents.tree import CompiledTree, FloatArray

@@ -34,7 +34,7 @@ from types import ModuleType
 
 import numpy as np
 
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from cfr_agents.policy import Policy
 from cfr_agents.solvers.full_tree import normalise
 from cfr_agents.solvers.sampling import chance, external, kernel_support, outcome, pure

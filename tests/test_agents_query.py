@@ -17,7 +17,7 @@ from rlcard.agents.cfr_agent import CFRAgent
 from rlcard.utils.utils import remove_illegal
 
 import cfr_agents
-from adapters.errors import InputError
+from adapters.inputs import InputError
 from adapters.rlcard import RLCardGame, RLCardState
 from cfr_agents.policy import Policy, load_policy
 from eval import (
@@ -27,10 +27,10 @@ from eval import (
     exploitability_of_strategy,
     strategy_of,
 )
+from eval.agents import infoset_states, rlcard_env_state
 from eval.opponents import rlcard_builtin
 from eval.opponents.provenance import Provenance, library_versions, provenance_of
 from eval.opponents.table import distinct_observations
-from eval.strategy_of import infoset_states, rlcard_env_state
 from tests.support import tree
 
 LEDUC = "rlcard:leduc-holdem"

@@ -1,0 +1,229 @@
+r"""Sampled matches in the real environment -- RLCard's env, or ``pyspiel`` states for OpenSpiel
+games: seats swapped, duplicate deals.
+
+Hands come in pairs. Both hands of a pair are dealt from the same seed -- the same cards
+and, in Leduc, the same small-blind seat -- with ``A`` in seat 0 for the first hand and in
+seat 1 for the second, so luck of the deal cancels out. The deal seeds come from their own
+stream; each agent samples from its own stream. The sample unit is a pair's mean payoff
+:math:`y_k = (u^A_{k,0} + u^A_{k,1}) / 2`; the report gives :math:`\bar y`, its standard error
+:math:`s_y / \sqrt{K}` and the normal 95% confidence interval :math:`\bar y \pm 1.96\,\mathrm{SE}`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import rlcard
+from numpy.typing import NDArray
+from tqdm import tqdm
+
+import adapters
+from adapters.inputs import InputError
+from adapters.rlcard import PREFIX
+from eval.hand_log import HandLog
+
+Z_95 = 1.959963984540054
+"""The 97.5% quantile of the standard normal distribution."""
+
+
+class RLCardAgent(Protocol):
+    """What ``env.run`` needs of an agent."""
+
+    use_raw: bool
+
+    def step(self, state: dict[str, Any]) -> Any: ...
+
+    def eval_step(self, state: dict[str, Any]) -> tuple[Any, dict[str, Any]]: ...
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """``A``'s mean payoff per hand against ``B``, in :attr:`units`."""
+
+    game_id: str
+    units: str
+    hands: int
+    mean: float
+    standard_error: float
+    ci95: tuple[float, float]
+
+    @property
+    def mbb_per_hand(self) -> float | None:
+        """The mean in milli-big-blinds per hand, for games paid in big blinds."""
+        return self.mean * 1000 if self.units == "BB" else None
+
+
+def play_rlcard_match(
+    game_id: str,
+    agent_a: RLCardAgent,
+    agent_b: RLCardAgent,
+    pairs: int,
+    deal_rng: np.random.Generator,
+    *,
+    show_progress: bool = False,
+    log: HandLog | None = None,
+) -> MatchResult:
+    """Play ``pairs`` duplicate pairs of hands of ``game_id`` (an ``rlcard:`` id) in RLCard's env;
+    with ``log``, append every hand to it (:meth:`~eval.hand_log.HandLog.rlcard_hand`).
+
+    Each pair draws a deal seed from ``deal_rng``; both hands of the pair reseed the engine's
+    generator with it (``env.game.np_random``, what RLCard's dealer shuffles with and what draws
+    Leduc's small-blind seat), so they get the same cards and seats, with the agents swapped.
+    Each hand is RLCard's own ``env.reset()``/``env.step()`` loop, with every decision made by the
+    seated agent's ``eval_step``, as ``env.run(is_training=False)`` does.
+    """
+    if not game_id.startswith(PREFIX):
+        raise InputError(f"matches are played in RLCard environments; {game_id!r} is not an rlcard: game")
+    _check_pairs(pairs)
+    game = adapters.load_game(game_id)
+    env = rlcard.make(game_id.removeprefix(PREFIX))
+    deals = np.random.RandomState(0)
+    env.game.np_random = deals
+    seatings = ((agent_a, agent_b), (agent_b, agent_a))
+    samples = PairSamples(pairs)
+    for _ in tqdm(range(pairs), disable=not show_progress, unit="pair", leave=False, mininterval=0.5):
+        deal_seed = int(deal_rng.integers(2**31))
+        total = 0.0
+        for seat in (0, 1):
+            deals.seed(deal_seed)
+            total += _play_hand(env, seatings[seat])[seat]
+            if log is not None:
+                log.rlcard_hand(env, seat)
+        samples.add(total / 2)
+    return _result(game_id, game.units, samples)
+
+
+def _play_hand(env: Any, agents: tuple[RLCardAgent, RLCardAgent]) -> tuple[float, float]:
+    """One hand of RLCard's env, as ``env.run(is_training=False)`` plays it; the payoffs per seat."""
+    state, player = env.reset()
+    game = env.game
+    while not game.is_over():
+        agent = agents[player]
+        action, _ = agent.eval_step(state)
+        state, player = env.step(action, agent.use_raw)
+    first, second = env.get_payoffs()
+    return float(first), float(second)
+
+
+class OpenSpielPolicy(Protocol):
+    """What a match needs of an OpenSpiel policy."""
+
+    def action_probabilities(self, state: Any, player_id: int | None = None) -> dict[int, float]: ...
+
+
+def play_openspiel_match(
+    game_id: str,
+    policy_a: OpenSpielPolicy,
+    policy_b: OpenSpielPolicy,
+    pairs: int,
+    deal_rng: np.random.Generator,
+    agent_rngs: tuple[np.random.Generator, np.random.Generator],
+    *,
+    show_progress: bool = False,
+    log: HandLog | None = None,
+) -> MatchResult:
+    """Play ``pairs`` duplicate pairs of ``game_id`` (an ``openspiel:`` id) on ``pyspiel`` states;
+    with ``log``, append every hand to it (:meth:`~eval.hand_log.HandLog.openspiel_hand`).
+
+    Both hands of a pair draw their chance outcomes from a fresh generator seeded with the pair's
+    deal seed: the k-th chance event of the second hand replays the k-th of the first, so they see
+    the same cards. ``A`` samples from ``agent_rngs[0]``, ``B`` from ``[1]``.
+    """
+    from adapters.openspiel import OpenSpielGame
+
+    game = adapters.load_game(game_id)
+    if not isinstance(game, OpenSpielGame):
+        raise InputError(f"{game_id!r} is not an openspiel: game; play it with play_rlcard_match")
+    _check_pairs(pairs)
+    samples = PairSamples(pairs)
+    for _ in tqdm(range(pairs), disable=not show_progress, unit="pair", leave=False, mininterval=0.5):
+        deal_seed = int(deal_rng.integers(2**31))
+        total = 0.0
+        for seat in (0, 1):
+            chance = np.random.default_rng(deal_seed)
+            policies = (policy_a, policy_b) if seat == 0 else (policy_b, policy_a)
+            rngs = agent_rngs if seat == 0 else agent_rngs[::-1]
+            state = game.pyspiel_game.new_initial_state()
+            while not state.is_terminal():
+                if state.is_chance_node():
+                    outcomes = dict(state.chance_outcomes())
+                    state.apply_action(_draw(outcomes, chance))
+                else:
+                    player = state.current_player()
+                    state.apply_action(_draw(policies[player].action_probabilities(state), rngs[player]))
+            total += float(state.returns()[seat])
+            if log is not None:
+                log.openspiel_hand(state, seat)
+        samples.add(total / 2)
+    return _result(game_id, game.units, samples)
+
+
+def _check_pairs(pairs: int) -> None:
+    if pairs < 2:
+        raise InputError(f"a match needs at least 2 pairs of hands to estimate its error, got {pairs}")
+
+
+def _draw(probabilities: dict[int, float], rng: np.random.Generator) -> int:
+    actions = sorted(probabilities)
+    weights = np.array([probabilities[a] for a in actions])
+    return int(actions[rng.choice(len(actions), p=weights / weights.sum())])
+
+
+CHUNK = 2**20
+"""Pair payoffs held at once (8 MB): a longer match folds them into running moments a chunk at a time."""
+
+
+class PairSamples:
+    """The pairs' mean payoffs, summed up a chunk of :data:`CHUNK` at a time, so memory does not grow
+    with the length of the match. Up to one chunk, the mean and standard deviation are NumPy's over
+    all samples; past it, chunks are merged exactly (Chan, Golub and LeVeque's pairwise update)."""
+
+    def __init__(self, pairs: int) -> None:
+        self._chunk: NDArray[np.float64] = np.empty(min(pairs, CHUNK))
+        self._filled = 0
+        self._count = 0
+        self._mean = 0.0
+        self._squares = 0.0
+        """The sum of squared deviations from :attr:`_mean` of the folded samples."""
+
+    def add(self, sample: float) -> None:
+        if self._filled == len(self._chunk):
+            self._fold()
+        self._chunk[self._filled] = sample
+        self._filled += 1
+
+    def _fold(self) -> None:
+        chunk = self._chunk[: self._filled]
+        count = len(chunk)
+        mean = float(chunk.mean())
+        total = self._count + count
+        delta = mean - self._mean
+        self._squares += float(np.square(chunk - mean).sum()) + delta * delta * self._count * count / total
+        self._mean += delta * count / total
+        self._count = total
+        self._filled = 0
+
+    def moments(self) -> tuple[int, float, float]:
+        """The number of samples, their mean and their standard deviation (``ddof=1``)."""
+        if self._count == 0:
+            chunk = self._chunk[: self._filled]
+            return len(chunk), float(chunk.mean()), float(chunk.std(ddof=1))
+        if self._filled:
+            self._fold()
+        return self._count, self._mean, math.sqrt(self._squares / (self._count - 1))
+
+
+def _result(game_id: str, units: str, samples: PairSamples) -> MatchResult:
+    pairs, mean, deviation = samples.moments()
+    standard_error = deviation / math.sqrt(pairs)
+    return MatchResult(
+        game_id=game_id,
+        units=units,
+        hands=2 * pairs,
+        mean=mean,
+        standard_error=standard_error,
+        ci95=(mean - Z_95 * standard_error, mean + Z_95 * standard_error),
+    )
