@@ -68,7 +68,7 @@ def _command(provenance: Provenance) -> str:
     unit = TRAINABLE[provenance.kind].unit
     amount = provenance.episodes if unit == "episodes" else provenance.iterations
     preset = provenance.hyperparameters.get("preset")
-    every = provenance.curve[0].amount if provenance.curve else None
+    every = provenance.curve[0].iteration if provenance.curve else None
     if provenance.kind in ("deep-cfr", "sd-cfr"):  # trained by train --algo, which takes single hyperparameters
         kept = provenance.hyperparameters.get("kept_networks")
         parts = [
@@ -108,7 +108,7 @@ def training_report(models: Sequence[Provenance]) -> str:
             f"| {unit} | training seconds | exploitability ({p.units}) | NashConv ({p.units}) |",
             "|---:|---:|---:|---:|",
         ]
-        lines += [f"| {c.amount:,} | {c.seconds:.0f} | {c.nash_conv / 2:.4f} | {c.nash_conv:.4f} |" for c in p.curve]
+        lines += [f"| {c.iteration:,} | {c.seconds:.0f} | {c.nash_conv / 2:.4f} | {c.nash_conv:.4f} |" for c in p.curve]
     return "\n".join(lines) + "\n"
 
 
@@ -121,7 +121,7 @@ def plot_training(models: Sequence[Provenance], out: Path) -> None:
     for p in models:
         if p.curve:
             axes.plot(
-                [c.amount for c in p.curve],
+                [c.iteration for c in p.curve],
                 [c.nash_conv / 2 for c in p.curve],
                 marker="o",
                 markersize=3,

@@ -1,10 +1,10 @@
 """Checkpoints: a solver's whole state, to resume a run bit for bit. No pickle.
 
-A checkpoint is a NumPy ``.npz`` archive (a zip of ``.npy`` arrays, read with
-``allow_pickle=False``) holding the solver's state arrays and one more, ``header``: the UTF-8 bytes
-of a JSON object::
+A checkpoint is a NumPy ``.npz`` archive (a zip of uncompressed ``.npy`` arrays of plain values, never
+objects) holding the solver's state arrays and one more, ``header``: the UTF-8 bytes of a JSON object. Its
+``kind`` says which family of solver wrote it. A full-tree or sampled solver's (``"tabular"``)::
 
-    {"format": "cfr-agents-checkpoint", "format_version": 2,
+    {"format": "cfr-agents-checkpoint", "format_version": 2, "kind": "tabular",
      "game": "openspiel:leduc_poker", "rules_fingerprint": "sha256:...",
      "algorithm": "dcfr", "rule": {"alpha": 1.5, "beta": 0.0, "gamma": 2.0, "predictive": false},
      "sampling": "external", "averaging": "simple", "epsilon": null, "chance_draws": "independent",
@@ -13,37 +13,50 @@ of a JSON object::
 
 A rule with a hyperparameter schedule (``hs-pcfr+``) also has ``"gamma_change"`` and ``"horizon"``;
 where they are absent (no schedule, or a file written before schedules existed) they are 0 and 1000.
+A header without ``kind`` is a tabular one (written before neural checkpoints existed).
 
 Full-tree solvers save ``regret``, ``cumulative``, ``sigma``, ``reach`` and ``scalars``
 (iteration, average-weight scale); sampled solvers save ``regret``, ``cumulative``, ``log_at``,
 ``weight_at``, ``scalars``, ``rng`` (the xoshiro256** state) and ``shift`` (the stratified chance
-sequence's shifts), see
-:mod:`cfr_agents.solvers.sampling.kernel_support`.
+sequence's shifts), see :mod:`cfr_agents.solvers.sampling.kernel_support`.
+
+A Deep CFR or SD-CFR solver's (``"neural"``) has ``algorithm`` (``deep-cfr`` or ``sd-cfr``), ``settings``
+(every field of :class:`~cfr_agents.solvers.neural.NeuralSettings`) and ``preset`` (the name the settings
+started from) in place of the rule and sampling fields, and saves the arrays of
+:meth:`~cfr_agents.solvers.neural.NeuralSolver.state`: the networks' weights, Adam's moments and step
+counts, the reservoirs' filled rows, SD-CFR's kept networks, the accumulated average, and the numpy,
+xoshiro256** and torch generators' states.
+
+What a file declares is bounded before it is believed: the file's size (:data:`adapters.inputs.MAX_CHECKPOINT_BYTES`),
+each array's size against the bytes its member holds, and a neural checkpoint's reservoir capacities and
+networks against :data:`~cfr_agents.solvers.neural.LIMITS`. A solver whose state holds a value that is not
+finite is never saved.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import os
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, TypeAlias
 
 import numpy as np
-from numpy.lib.npyio import NpzFile
 
-from adapters.inputs import InputError
+from adapters.inputs import MAX_CHECKPOINT_BYTES, InputError, open_regular
 from cfr_agents.files import replacing
 from cfr_agents.solvers import ALGORITHMS, SCHEMES, SampledSolver, Solver, UpdateRule, make_solver
+from cfr_agents.solvers.neural import NEURAL, PRESETS, NeuralSettings, NeuralSolver, infoset_tensors
 from cfr_agents.solvers.update_rule import DEFAULT_HORIZON
+from cfr_agents.training import Trainable, not_finite
 from cfr_agents.tree import CompiledTree
 
 FORMAT = "cfr-agents-checkpoint"
 FORMAT_VERSION = 2
+KINDS = ("tabular", "neural")
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 """How a ``.npz`` archive (a zip file, possibly empty) begins."""
 
@@ -53,35 +66,44 @@ class CheckpointError(InputError):
 
 
 @dataclass(frozen=True)
-class Checkpoint:
-    """A checkpoint read back: what it was made by, and the state arrays."""
+class _Saved:
+    """What every checkpoint holds: the game, the algorithm, the seed, the iteration and the state arrays."""
 
     game_id: str
     rules_fingerprint: str
     algorithm: str
-    rule: UpdateRule
-    sampling: str
-    averaging: str | None
-    epsilon: float | None
-    chance_draws: str | None
     seed: int
     iteration: int
     arrays: dict[str, np.ndarray]
 
     def check(self, **given: object) -> None:
-        """Refuse a run that asks for another ``game``, ``algorithm`` or ``sampling`` than this one's."""
+        """Refuse a run that asks for another ``game``, ``algorithm``, ``seed`` or other setting than this one's."""
         for name, value in given.items():
             mine = getattr(self, "game_id" if name == "game" else name)
             if value is not None and value != mine:
                 raise CheckpointError(f"the checkpoint is for {name} {mine!r}, not {value!r}")
 
-    def solver(self, tree: CompiledTree) -> Solver:
-        """A solver in exactly the saved state, on ``tree`` (which must be the checkpoint's game and rules)."""
+    def _check_tree(self, tree: CompiledTree) -> None:
         if (tree.game_id, tree.rules_fingerprint) != (self.game_id, self.rules_fingerprint):
             raise CheckpointError(
                 f"the checkpoint is for {self.game_id} with rules {self.rules_fingerprint}, "
                 f"not {tree.game_id} with rules {tree.rules_fingerprint}"
             )
+
+
+@dataclass(frozen=True)
+class Checkpoint(_Saved):
+    """A full-tree or sampled solver's checkpoint read back (``kind`` ``"tabular"``)."""
+
+    rule: UpdateRule
+    sampling: str
+    averaging: str | None
+    epsilon: float | None
+    chance_draws: str | None
+
+    def solver(self, tree: CompiledTree) -> Solver:
+        """A solver in exactly the saved state, on ``tree`` (which must be the checkpoint's game and rules)."""
+        self._check_tree(tree)
         try:
             solver = make_solver(
                 tree,
@@ -108,70 +130,145 @@ class Checkpoint:
         return solver
 
 
-def save_checkpoint(path: str | os.PathLike[str], solver: Solver, seed: int) -> None:
-    """Write ``solver``'s whole state to ``path`` atomically."""
+@dataclass(frozen=True)
+class NeuralCheckpoint(_Saved):
+    """A Deep CFR or SD-CFR solver's checkpoint read back (``kind`` ``"neural"``)."""
+
+    settings: NeuralSettings
+    preset: str
+
+    def solver(self, tree: CompiledTree) -> NeuralSolver:
+        """A solver in exactly the saved state, on ``tree`` (which must be the checkpoint's game and rules)."""
+        self._check_tree(tree)
+        solver = NEURAL[self.algorithm](
+            tree, infoset_tensors(tree), self.algorithm, self.settings, np.random.default_rng(self.seed)
+        )
+        try:
+            solver.restore(self.arrays)
+        except InputError as error:
+            raise CheckpointError(
+                f"the checkpoint does not fit a {self.algorithm} solver of its settings: {error}"
+            ) from None
+        return solver
+
+
+AnyCheckpoint: TypeAlias = Checkpoint | NeuralCheckpoint
+
+
+def save_checkpoint(
+    path: str | os.PathLike[str], solver: Trainable, seed: int, preset: str = next(iter(PRESETS))
+) -> None:
+    """Write ``solver``'s whole state to ``path`` atomically (``preset``: the name a neural solver's settings
+    started from). A state holding a value that is not finite is refused, and nothing is written."""
     state = solver.state()
-    scheme = (
-        (solver.scheme.name, solver.averaging, solver.epsilon, solver.chance_draws)
-        if isinstance(solver, SampledSolver)
-        else None
-    )
-    header = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "game": solver.tree.game_id,
-        "rules_fingerprint": solver.tree.rules_fingerprint,
-        "algorithm": solver.algorithm,
-        "rule": solver.rule.parameters(),
-        "sampling": scheme[0] if scheme else "none",
-        "averaging": scheme[1] if scheme else None,
-        "epsilon": scheme[2] if scheme else None,
-        "chance_draws": scheme[3] if scheme else None,
-        "seed": seed,
-        "iteration": solver.iteration,
-        "arrays": sorted(state),
-    }
-    buffer = io.BytesIO()
-    np.savez(buffer, header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **state)
+    for name, array in state.items():
+        if not_finite(name, array):
+            raise CheckpointError(
+                f"{solver.algorithm}: its {name!r} holds values that are not finite at iteration "
+                f"{solver.iteration}; no checkpoint was written"
+            )
+    common = {"format": FORMAT, "format_version": FORMAT_VERSION}
+    identity = {"game": solver.tree.game_id, "rules_fingerprint": solver.tree.rules_fingerprint}
+    if isinstance(solver, NeuralSolver):
+        settings: dict[str, Any] = {"settings": solver.settings.parameters(), "preset": preset}
+        header = {**common, "kind": "neural", **identity, "algorithm": solver.algorithm, **settings}
+    else:
+        scheme = (
+            (solver.scheme.name, solver.averaging, solver.epsilon, solver.chance_draws)
+            if isinstance(solver, SampledSolver)
+            else None
+        )
+        assert isinstance(solver, Solver)
+        header = {
+            **common,
+            "kind": "tabular",
+            **identity,
+            "algorithm": solver.algorithm,
+            "rule": solver.rule.parameters(),
+            "sampling": scheme[0] if scheme else "none",
+            "averaging": scheme[1] if scheme else None,
+            "epsilon": scheme[2] if scheme else None,
+            "chance_draws": scheme[3] if scheme else None,
+        }
+    header |= {"seed": seed, "iteration": solver.iteration, "arrays": sorted(state)}
+    arrays: dict[str, Any] = {"header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **state}
     with replacing(path) as temporary, temporary.open("wb") as handle:
-        handle.write(buffer.getvalue())
+        np.savez(handle, **arrays)
         handle.flush()
         os.fsync(handle.fileno())
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
-    """Read a checkpoint; a missing, corrupt or foreign file is a one-line :class:`CheckpointError`."""
-    source = str(Path(path))
+    """Read a full-tree or sampled solver's checkpoint (:func:`read_checkpoint`; a neural one is refused)."""
+    saved = read_checkpoint(path)
+    if not isinstance(saved, Checkpoint):
+        raise CheckpointError(
+            f"checkpoint {os.fspath(path)!r} is {saved.algorithm}'s, not a full-tree or sampled solver's"
+        )
+    return saved
+
+
+def read_checkpoint(path: str | os.PathLike[str]) -> AnyCheckpoint:
+    """Read a checkpoint of any solver; a missing, corrupt, oversized or foreign file is a one-line
+    :class:`CheckpointError`."""
+    source = os.fspath(Path(path))
 
     def unreadable(reason: object) -> CheckpointError:
         return CheckpointError(f"checkpoint {source!r} is not a readable .npz archive ({reason})")
 
-    try:
-        with open(source, "rb") as handle:
-            magic = handle.read(len(ZIP_MAGIC[0]))
-        if magic not in ZIP_MAGIC:  # np.load would take the file for a pickle (or a lone .npy array)
-            raise unreadable("not a zip file")
-        with np.load(source, allow_pickle=False) as archive:
-            arrays = {name: _member(archive, name, unreadable) for name in archive.files}
-    except FileNotFoundError:
-        raise CheckpointError(f"checkpoint {source!r} does not exist") from None
-    except (OSError, EOFError, zipfile.BadZipFile, KeyError) as error:
-        raise unreadable(error) from None
+    with open_regular(path, "checkpoint", MAX_CHECKPOINT_BYTES, CheckpointError) as handle:
+        try:
+            if handle.read(len(ZIP_MAGIC[0])) not in ZIP_MAGIC:  # np.load would take it for a pickle or a .npy
+                raise unreadable("not a zip file")
+            handle.seek(0)
+            with zipfile.ZipFile(handle) as archive:
+                arrays = {_name(info, unreadable): _member(archive, info, unreadable) for info in archive.infolist()}
+        except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile, KeyError, ValueError) as error:
+            raise unreadable(error) from None
     return _from_arrays(arrays, source)
 
 
-def _member(archive: NpzFile, name: str, unreadable: Callable[[str], CheckpointError]) -> np.ndarray:
-    """Member ``name`` of an open ``.npz`` archive, which must be a ``.npy`` array of plain values."""
+def _name(info: zipfile.ZipInfo, unreadable: Callable[[str], CheckpointError]) -> str:
+    if not info.filename.endswith(".npy"):
+        raise unreadable(f"member {info.filename!r} is not a .npy array")
+    return info.filename.removesuffix(".npy")
+
+
+def _member(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, unreadable: Callable[[str], CheckpointError]
+) -> np.ndarray:
+    """Member ``info`` of the archive: a stored (uncompressed) ``.npy`` array of plain values, whose declared
+    size fits in the bytes the member holds (read only once that is checked)."""
+    name = info.filename
+    if info.compress_type != zipfile.ZIP_STORED:
+        raise unreadable(f"member {name!r} is compressed; a checkpoint's arrays are stored as they are")
+    with archive.open(info) as member:
+        shape, dtype = _declared(member, name, unreadable)
+        if dtype.hasobject:  # an object array, which only pickle could load
+            raise unreadable(f"member {name!r} is not a NumPy array of plain values")
+        if math.prod(shape) * dtype.itemsize > info.file_size:
+            raise unreadable(
+                f"member {name!r} declares {shape} {dtype} values, more than its {info.file_size:,} bytes hold"
+            )
+    with archive.open(info) as member:
+        array = np.lib.format.read_array(member, allow_pickle=False)
+    return np.asarray(array)
+
+
+def _declared(
+    member: IO[bytes], name: str, unreadable: Callable[[str], CheckpointError]
+) -> tuple[tuple[int, ...], np.dtype[Any]]:
+    """The shape and dtype a ``.npy`` member's header declares."""
     try:
-        array = archive[name]
-    except ValueError:  # an object array, which only pickle could load, or a damaged .npy header
-        array = None
-    if not isinstance(array, np.ndarray):  # NumPy hands back a member that is not .npy as bytes
-        raise unreadable(f"member {name!r} is not a NumPy array of plain values")
-    return array
+        version = np.lib.format.read_magic(member)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = read(member)
+    except (ValueError, TypeError, SyntaxError) as error:
+        raise unreadable(f"member {name!r} has no .npy header ({error})") from None
+    return tuple(shape), dtype
 
 
-def _from_arrays(arrays: dict[str, np.ndarray], source: str) -> Checkpoint:
+def _from_arrays(arrays: dict[str, np.ndarray], source: str) -> AnyCheckpoint:
     def fail(problem: str) -> CheckpointError:
         return CheckpointError(f"checkpoint {source!r} {problem}")
 
@@ -180,51 +277,81 @@ def _from_arrays(arrays: dict[str, np.ndarray], source: str) -> Checkpoint:
         raise fail(f"has no {FORMAT} header")
     try:
         header: Any = json.loads(raw.tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise fail("has a header that is not JSON") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise fail(f"is not a {FORMAT} file")
     if header.get("format_version") != FORMAT_VERSION:
         raise fail(f"has format_version {header.get('format_version')!r}; this version reads {FORMAT_VERSION}")
-    expected = {
-        "game": str,
-        "rules_fingerprint": str,
-        "algorithm": str,
-        "rule": dict,
-        "sampling": str,
-        "seed": int,
-        "iteration": int,
-        "arrays": list,
-    }
-    for name, kind in expected.items():
-        if not isinstance(header.get(name), kind) or (isinstance(header.get(name), bool) and kind is int):
+    kind = header.get("kind", "tabular")
+    if kind not in KINDS:
+        raise fail(f"is of kind {kind!r}; this version reads {' and '.join(KINDS)}")
+    expected = {"game": str, "rules_fingerprint": str, "algorithm": str, "seed": int, "iteration": int, "arrays": list}
+    expected |= {"rule": dict, "sampling": str} if kind == "tabular" else {"settings": dict, "preset": str}
+    for name, type_ in expected.items():
+        if not isinstance(header.get(name), type_) or (isinstance(header.get(name), bool) and type_ is int):
             raise fail(f"has no valid {name!r} field")
     if header["seed"] < 0 or header["iteration"] < 0:
         raise fail("has a negative seed or iteration")
     if not all(isinstance(name, str) for name in header["arrays"]):
         raise fail("has no valid 'arrays' field")
+    if sorted(arrays) != sorted(header["arrays"]):
+        raise fail(f"holds arrays {sorted(arrays)[:8]}, but its header lists {sorted(header['arrays'])[:8]}")
+    common = {
+        "game_id": header["game"],
+        "rules_fingerprint": header["rules_fingerprint"],
+        "algorithm": header["algorithm"],
+        "seed": header["seed"],
+        "iteration": header["iteration"],
+        "arrays": arrays,
+    }
+    if kind == "neural":
+        if header["algorithm"] not in NEURAL:
+            raise fail(f"names unknown neural algorithm {header['algorithm']!r}")
+        if header["preset"] not in PRESETS:
+            raise fail(f"names unknown preset {header['preset']!r}")
+        return NeuralCheckpoint(**common, settings=_settings(header["settings"], fail), preset=header["preset"])
     if header["algorithm"] not in ALGORITHMS:
         raise fail(f"names unknown algorithm {header['algorithm']!r}")
     if header["sampling"] != "none" and header["sampling"] not in SCHEMES:
         raise fail(f"names unknown sampling scheme {header['sampling']!r}")
-    if sorted(arrays) != sorted(header["arrays"]):
-        raise fail(f"holds arrays {sorted(arrays)}, but its header lists {header['arrays']}")
     return Checkpoint(
-        game_id=header["game"],
-        rules_fingerprint=header["rules_fingerprint"],
-        algorithm=header["algorithm"],
+        **common,
         rule=_rule(header["rule"], fail),
         sampling=header["sampling"],
         averaging=_optional(header, "averaging", str, fail),
         epsilon=_optional(header, "epsilon", float, fail),
         chance_draws=_optional(header, "chance_draws", str, fail),
-        seed=header["seed"],
-        iteration=header["iteration"],
-        arrays=arrays,
     )
 
 
-def _rule(data: dict[str, Any], fail: Any) -> UpdateRule:
+def _settings(data: dict[str, Any], fail: Callable[[str], CheckpointError]) -> NeuralSettings:
+    """Every field of :class:`NeuralSettings`, each of its type, within its range and :data:`LIMITS`."""
+    values: dict[str, Any] = {}
+    for field in fields(NeuralSettings):
+        value: Any = data.get(field.name)
+        default = getattr(NeuralSettings, field.name)
+        if isinstance(default, tuple):
+            valid = isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+            value = tuple(value) if valid else None
+        elif isinstance(default, float):
+            valid = isinstance(value, (int, float)) and not isinstance(value, bool)
+        else:
+            valid = isinstance(value, type(default)) and not isinstance(value, bool)
+        if not valid:
+            raise fail(f"has no valid setting {field.name!r}")
+        values[field.name] = float(value) if isinstance(default, float) else value
+    if set(data) != set(values):
+        raise fail(f"has settings {sorted(set(data) - set(values))} that neural CFR does not have")
+    settings = NeuralSettings(**values)
+    try:
+        settings.check()
+    except InputError as error:
+        raise fail(f"has invalid settings: {error}") from None
+    return settings
+
+
+def _rule(data: dict[str, Any], fail: Callable[[str], CheckpointError]) -> UpdateRule:
     try:
         numbers = {name: float(data[name]) for name in ("alpha", "beta", "gamma")}
         predictive = data["predictive"]
@@ -250,7 +377,7 @@ def _rule(data: dict[str, Any], fail: Any) -> UpdateRule:
         raise fail(f"has an invalid rule: {error}") from None
 
 
-def _optional(header: dict[str, Any], name: str, kind: type, fail: Any) -> Any:
+def _optional(header: dict[str, Any], name: str, kind: type, fail: Callable[[str], CheckpointError]) -> Any:
     value = header.get(name)
     if value is None:
         return None

@@ -1,28 +1,32 @@
-"""Atomic output: a file is either its old content or its complete new content, never half.
+"""Path safety, in one place: what a command may write, and that it never writes over a file it reads.
 
-An output path is resolved first: a symlink is written through to its target (the link stays a
-link), a missing file is created, and anything that exists but is not a regular file -- a
-directory, a device, a FIFO, a socket -- is refused, so writing never replaces it.
+**Outputs.** An output path is resolved first: a symlink is written through to its target (the link stays
+a link), a missing file is created, and anything that exists but is not a regular file -- a directory, a
+device, a FIFO, a socket -- is refused, so writing never replaces it (:func:`check_writable`). Writing is
+atomic: a file is either its old content or its complete new content, never half (:func:`replacing`,
+:func:`write_atomic`). Two outputs of one command that name one file are refused (:func:`check_outputs`),
+as is an output directory that cannot be made (:func:`output_dir`).
+
+**No output may be an input.** :func:`check_no_overwrite` refuses an output that is one of the files a
+command reads (:class:`Read`), compared by identity: through symlinks and hard links. What a command reads
+is every file it loads, resolved as its loader resolves it -- a model's weights by its sidecar's
+``weights`` field (:func:`file_beside`), a checkpoint, a hand log, a tree-cache entry.
+
+Reading is :mod:`adapters.inputs`' (bounded reads of regular files only).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.inputs import InputError
-
-_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISSOCK, "a socket"),
-)
+from adapters.inputs import InputError, ParameterError, kind_of
 
 
 def check_writable(path: str | os.PathLike[str]) -> Path:
@@ -39,8 +43,7 @@ def check_writable(path: str | os.PathLike[str]) -> Path:
     if looping:
         raise InputError(f"cannot write {shown!r}: too many levels of symbolic links")
     if mode is not None and not stat.S_ISREG(mode):
-        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-        raise InputError(f"cannot write {shown!r}: it is {kind}")
+        raise InputError(f"cannot write {shown!r}: it is {kind_of(mode)}")
     if not directory_exists:
         raise InputError(f"cannot write {shown!r}: directory {str(target.parent)!r} does not exist")
     if not os.access(target.parent, os.W_OK | os.X_OK):
@@ -54,19 +57,107 @@ def check_outputs(*paths: str | os.PathLike[str] | None) -> None:
     seen: dict[object, str] = {}
     for path in paths:
         if path is not None:
-            identity = _identity(check_writable(path))
+            target = check_writable(path)
+            identity = file_identity(target) or target
             if identity in seen:
                 raise InputError(f"output files {seen[identity]!r} and {os.fspath(path)!r} are the same file")
             seen[identity] = os.fspath(path)
 
 
-def _identity(target: Path) -> object:
-    """``(device, inode)`` of an existing file, else its resolved path."""
+def file_identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """``(device, inode)`` of the regular file ``path`` resolves to (symlinks followed; hard links to one
+    file are one), else ``None``: missing, not a regular file, or a name the file system cannot look up."""
     try:
-        info = target.stat()
-    except OSError:
-        return target
-    return (info.st_dev, info.st_ino)
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None
+
+
+@dataclass(frozen=True)
+class Read:
+    """A file a command reads."""
+
+    path: Path
+    source: str
+    """The argument it comes from (an output declared to update that argument may name it)."""
+    what: str | None = None
+    """How it is read when not directly: ``"the weights of 'model.json'"``, ``"a tree-cache entry"``."""
+
+
+def check_no_overwrite(
+    reads: Iterable[Read],
+    flag: str,
+    output: str,
+    *,
+    holds: Sequence[str] = (),
+    updates: str | None = None,
+) -> None:
+    """Refuse, in one line, the output ``output`` of the argument ``flag`` (``--out``) when it, or one of the
+    files ``holds`` it writes in it as a directory, is one of ``reads`` -- but the reads of ``updates``, the
+    argument whose file it may update in place (``train --checkpoint F --resume F``)."""
+    inputs: dict[tuple[int, int], Read] = {}
+    for read in reads:
+        identity = file_identity(read.path)
+        if identity is not None:
+            inputs.setdefault(identity, read)
+    for path in [Path(output), *(Path(output) / name for name in holds)]:
+        identity = file_identity(path)
+        overwritten = None if identity is None else inputs.get(identity)
+        if overwritten is not None and overwritten.source != updates:
+            raise InputError(
+                f"{flag} {output!r} would overwrite the input {os.fspath(overwritten.path)!r}"
+                + (f" ({overwritten.what})" if overwritten.what else "")
+                + (f" (it writes {path.name!r} there)" if path != Path(output) else "")
+            )
+
+
+def file_beside(holder: str | os.PathLike[str], name: object, field: str) -> Path:
+    """The file ``name`` in the directory of the file ``holder``, as ``holder``'s ``field`` names it (a model
+    sidecar's ``weights``). Only a plain file name is taken: an absolute path, a separator (``/``, ``\\``),
+    ``.``, ``..`` or an empty name is refused in one line, so a file can name no file elsewhere."""
+    if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\\0"):
+        raise InputError(f"{os.fspath(holder)!r}: its {field!r} must name a file in its own directory, got {name!r}")
+    return Path(holder).parent / name
+
+
+def output_dir(out: str, names: Sequence[str], *, create: bool = True) -> Path:
+    """``out`` as a directory to write into, with the files ``names`` in it checked writable
+    (:func:`check_outputs`: no special files, no two that are one).
+
+    A missing directory whose parent exists is created; with ``create=False`` it is only checked to be
+    creatable, so that a command that may still refuse its input leaves nothing behind (it calls again,
+    creating it, when it writes).
+    """
+    path = Path(out)
+    try:
+        exists, is_dir = path.exists(), path.is_dir()
+    except OSError as error:  # a name longer than the file system allows, ...
+        raise ParameterError("cannot use {out} {path!r}: {reason}", path=out, reason=error.strerror) from None
+    if exists and not is_dir:
+        raise ParameterError("{out} {path!r} is not a directory", path=out)
+    if not exists:
+        if not create:
+            _check_creatable(path, out)
+            return path
+        try:
+            path.mkdir()
+        except OSError as error:
+            raise InputError(f"cannot create directory {out!r}: {error.strerror}") from None
+    check_outputs(*(path / name for name in names))
+    return path
+
+
+def _check_creatable(path: Path, out: str) -> None:
+    """Refuse, as ``mkdir`` would, a directory that could not be created."""
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        problem = errno.ENOTDIR if parent.exists() else errno.ENOENT
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        problem = errno.EACCES
+    else:
+        return
+    raise InputError(f"cannot create directory {out!r}: {os.strerror(problem)}")
 
 
 def _new_file_mode(target: Path) -> int:

@@ -34,7 +34,7 @@ from contextlib import contextmanager, redirect_stdout
 from types import FrameType
 from typing import Any, Protocol, TypeVar
 
-from adapters.inputs import InputError, require_extra
+from adapters.inputs import InputError, ParameterError, require_extra
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -70,7 +70,7 @@ class LocalPool:
 
     def __init__(self, workers: int) -> None:
         if workers < 1:
-            raise InputError(f"--workers must be at least 1, got {workers}")
+            raise ParameterError("{workers} must be at least 1, got {given}", given=workers)
         self.workers = workers
 
     def map(
@@ -169,7 +169,7 @@ class RayExecutor:
     """Ray tasks: on the cluster at ``address`` (``HOST:PORT``), or on a local Ray runtime."""
 
     def __init__(self, address: str | None) -> None:
-        ray: Any = require_extra("ray", "ray", "--ray")
+        ray: Any = require_extra("ray", "ray", "running on Ray")
         self._ray = ray
         self.address = address
         if address is not None:
@@ -230,7 +230,7 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
     """Refuse an address nothing listens on at once (``ray.init`` would wait for minutes)."""
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
-        raise InputError(f"--ray address must be HOST:PORT, got {address!r}")
+        raise ParameterError("{ray} address must be HOST:PORT, got {address!r}", address=address)
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()
     except OSError as error:
@@ -242,6 +242,6 @@ def executor(workers: int | None, ray: str | None) -> Executor:
     local Ray runtime, ``None`` without ``--ray``)."""
     if ray is not None:
         if workers is not None:
-            raise InputError("give --workers or --ray, not both")
+            raise ParameterError("give {workers} or {ray}, not both")
         return RayExecutor(ray or None)
     return LocalPool(workers or default_workers())

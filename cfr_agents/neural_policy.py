@@ -1,4 +1,4 @@
-r"""A trained Deep CFR or Single Deep CFR model: it plays by running its networks at each decision.
+r"""A trained Deep CFR or Single Deep CFR model: it plays the strategy its networks define, computed once.
 
 * Deep CFR plays its average-strategy network: :math:`\Pi(I)`, the softmax of its outputs over the
   legal actions.
@@ -18,20 +18,28 @@ r"""A trained Deep CFR or Single Deep CFR model: it plays by running its network
   :math:`t_j + 1` alone when every network is kept). The kept iterations split the linear weight into
   equal blocks, :math:`t_j \approx (T-1)\sqrt{j/K}`, so the mixture is an equally weighted average of
   :math:`K` iteration strategies.
-  The path comes from the compiled tree's parent sequences; every :math:`\sigma^t_p` on it is one forward
-  pass of :math:`\theta^{t-1}_p` over the path.
+  Every :math:`\pi^{\sigma^t}_p(I)` is the realization plan of :math:`\sigma^t` at :math:`I`'s parent
+  sequence on the compiled tree.
+
+The model's strategy is computed in one place, :attr:`NeuralPolicy.strategy`: every infoset at once, once
+per model, in ``float64``. Each layer :math:`h' = W h + b` is evaluated with NumPy's own dot-product loop
+(``einsum``, one thread, no BLAS): the same operations in the same order whatever the BLAS library, its
+thread count or torch's, so scoring, exact head-to-head values and play read the same bits in every
+command and process. Every query (:meth:`~NeuralPolicy.strategy_on`,
+:meth:`~NeuralPolicy.action_probabilities`) reads a row of it.
 
 A :class:`NeuralPolicy` answers :meth:`~NeuralPolicy.action_probabilities` by infoset key, so it is a
 :class:`~cfr_agents.policy_table.PolicyTable`: :meth:`~NeuralPolicy.rlcard_agent` plays it in RLCard's env,
-and :meth:`~NeuralPolicy.openspiel_policy` is an ``open_spiel.python.policy.Policy`` that runs the
-networks at each state it is asked about.
+and :meth:`~NeuralPolicy.openspiel_policy` is an ``open_spiel.python.policy.Policy`` that reads it at each
+state it is asked about.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +58,10 @@ if TYPE_CHECKING:
 KINDS = ("deep-cfr", "sd-cfr")
 
 
+Layer = tuple[NDArray[np.float64], NDArray[np.float64]]
+"""One layer's weight :math:`W` (``(out, in)``) and bias :math:`b`."""
+
+
 @dataclass(frozen=True, eq=False)
 class NeuralPolicy:
     """A Deep CFR (``average.*`` weights) or SD-CFR (``value<p>.<t>.*`` weights) model of one game."""
@@ -64,7 +76,7 @@ class NeuralPolicy:
     def __post_init__(self) -> None:
         if self.algorithm not in KINDS:
             raise InputError(f"a neural model is {' or '.join(KINDS)}, not {self.algorithm!r}")
-        self._networks()  # refuses missing or misshapen weights now, not at the first decision
+        _ = self._layers  # refuses missing or misshapen weights now, not at the first decision
 
     @property
     def tree(self) -> CompiledTree:
@@ -85,35 +97,37 @@ class NeuralPolicy:
         return {key: row for row, key in enumerate(self.tree.infoset_keys)}
 
     @functools.cached_property
-    def _encoder(self) -> Any:
-        return encoder(self.game())
-
-    def _networks(self) -> dict[str, Any]:
-        """The networks by name (``average``, or ``value<p>.<t>``), built from the weights once."""
-        cache: dict[str, Any] | None = self.__dict__.get("_built")
-        if cache is not None:
-            return cache
-        tree = self.tree
-        inputs, width = encoder(load_game(self.game_id)).size, tree.action_mask.shape[1]
-        names = sorted({name.rsplit(".", 2)[0] for name in self.weights})
-        built = {}
-        for name in names:
-            network = networks.mlp(inputs, self.hidden, width, networks.torch_module().Generator().manual_seed(0))
-            networks.load_weights(network, self.weights, name)
-            built[name] = network
-        if self.algorithm == "deep-cfr" and "average" not in built:
+    def _layers(self) -> dict[str, tuple[Layer, ...]]:
+        """Each network by name (``average``, or ``value<p>.<t>``): its layers' ``float64`` weights and biases,
+        ``inputs -> hidden... -> actions``, stored as ``<name>.<2k>.weight`` and ``.bias`` (torch's
+        ``Sequential`` numbering, ReLU between layers)."""
+        widths = [encoder(load_game(self.game_id)).size, *self.hidden, self.tree.action_mask.shape[1]]
+        layers: dict[str, tuple[Layer, ...]] = {}
+        for name in sorted({key.rsplit(".", 2)[0] for key in self.weights}):
+            network = []
+            for index, (fan_in, fan_out) in enumerate(itertools.pairwise(widths)):
+                weight = self._array(f"{name}.{2 * index}.weight", (fan_out, fan_in))
+                bias = self._array(f"{name}.{2 * index}.bias", (fan_out,))
+                network.append((weight, bias))
+            layers[name] = tuple(network)
+        if self.algorithm == "deep-cfr" and "average" not in layers:
             raise InputError("a Deep CFR model needs its average-strategy network (average.* weights)")
         if self.algorithm == "sd-cfr":
             for t in self.kept_iterations:
-                lacking = next((p for p in range(2) if f"value{p}.{t}" not in built), None)
+                lacking = next((p for p in range(2) if f"value{p}.{t}" not in layers), None)
                 if lacking is not None or not 1 <= t < self.iterations:
                     raise InputError(
                         f"an SD-CFR model of {self.iterations} iterations cannot hold network value0.{t}"
                         if lacking is None
                         else f"the SD-CFR model lacks network value{lacking}.{t}"
                     )
-        object.__setattr__(self, "_built", built)
-        return built
+        return layers
+
+    def _array(self, name: str, shape: tuple[int, ...]) -> NDArray[np.float64]:
+        array = self.weights.get(name)
+        if array is None or tuple(array.shape) != shape:
+            raise InputError(f"network weights {name} are missing or have another shape")
+        return np.asarray(array, dtype=np.float64)
 
     @functools.cached_property
     def kept_iterations(self) -> tuple[int, ...]:
@@ -123,65 +137,68 @@ class NeuralPolicy:
         return tuple(sorted({int(t) for t in names if t.isdigit()}))
 
     def action_probabilities(self, key: str) -> Mapping[int, float]:
-        """``{action id: probability}`` at the infoset ``key``, from the networks."""
+        """``{action id: probability}`` at the infoset ``key``: its row of :attr:`strategy`."""
         row = self._index.get(key)
         if row is None:
             raise InputError(f"the model's game {self.game_id} has no infoset {key!r}")
         actions = self.tree.infoset_actions[row]
-        probabilities = self._rows([row])[0]
-        return dict(zip(actions, probabilities[: len(actions)].tolist(), strict=True))
+        return dict(zip(actions, self.strategy[row, : len(actions)].tolist(), strict=True))
 
     def strategy_on(self, tree: CompiledTree) -> FloatArray:
-        """The ``(N, A)`` strategy on the model's own tree, every infoset at once."""
+        """The ``(N, A)`` strategy on the model's own tree (a copy of :attr:`strategy`)."""
         if tree.game_id != self.game_id or tree.rules_fingerprint != self.rules_fingerprint:
             raise InputError(f"the model is for {self.game_id}, not {tree.game_id}")
-        return self._rows(list(range(tree.num_infosets)))
+        return self.strategy.copy()
 
-    def _rows(self, rows: list[int]) -> FloatArray:
-        tree, built = self.tree, self._networks()
-        torch = networks.torch_module()
-        if self.algorithm == "deep-cfr":
-            tensors = torch.from_numpy(self._encoder.of_keys([tree.infoset_keys[row] for row in rows]))
-            return networks.softmax(networks.predict(built["average"], tensors), tree.action_mask[rows])
-        return self._single_deep(rows)
-
-    def _single_deep(self, rows: list[int]) -> FloatArray:
-        r""":math:`\bar\sigma_p(I)` at ``rows``: each row's own path, every iteration strategy on it."""
+    @functools.cached_property
+    def strategy(self) -> FloatArray:
+        r"""The model's ``(N, A)`` strategy on its tree: :math:`\Pi(I)` (Deep CFR) or :math:`\bar\sigma_p(I)`
+        (SD-CFR) at every infoset, each network evaluated once on the infosets of its player. Every answer the
+        model gives is read from it. Do not write to it."""
         tree = self.tree
-        width = tree.action_mask.shape[1]
-        torch = networks.torch_module()
-        paths = {row: _own_path(tree, row) for row in rows}
-        needed = sorted({infoset for path in paths.values() for infoset, _ in path} | set(rows))
-        position = {infoset: index for index, infoset in enumerate(needed)}
-        tensors = torch.from_numpy(self._encoder.of_keys([tree.infoset_keys[i] for i in needed]))
-        mask = tree.action_mask[needed]
-        players = tree.infoset_player[needed]
-        uniform = mask / mask.sum(axis=1, keepdims=True)
-        strategies = [(1, uniform)]  # sigma^1, weight 1
+        inputs = self._encoder.of_keys(list(tree.infoset_keys)).astype(np.float64)
+        if self.algorithm == "deep-cfr":
+            strategy = networks.softmax(_forward(self._layers["average"], inputs), tree.action_mask)
+        else:
+            strategy = self._single_deep(inputs)
+        strategy.flags.writeable = False
+        return strategy
+
+    @functools.cached_property
+    def _encoder(self) -> Any:
+        return encoder(self.game())
+
+    def _single_deep(self, inputs: FloatArray) -> FloatArray:
+        r""":math:`\bar\sigma_p(I)` at every infoset: the weighted sums over the iteration strategies, in order."""
+        tree = self.tree
+        numerator, denominator = np.zeros(tree.action_mask.shape), np.zeros(tree.num_infosets)
+        for weight, sigma in self._iteration_strategies(inputs):
+            reach = tree.realization_plan(sigma)[tree.parent_sequence]  # pi^{sigma^t}_p(I)
+            numerator += weight * reach[:, None] * sigma
+            denominator += weight * reach
+        reached = denominator > 0
+        mixture: FloatArray = np.where(
+            reached[:, None], numerator / np.where(reached, denominator, 1.0)[:, None], tree.uniform_strategy()
+        )
+        return mixture
+
+    def _iteration_strategies(self, inputs: FloatArray) -> Iterator[tuple[int, FloatArray]]:
+        r""":math:`\sigma^1` (uniform, weight 1), then each kept :math:`\sigma^{t+1}`, regret matching on
+        :math:`\theta^t_p` at player :math:`p`'s infosets, with its block's linear weight
+        :math:`\sum_{t_{j-1}+1 < s \le t+1} s`."""
+        tree = self.tree
+        mask = tree.action_mask
+        yield 1, tree.uniform_strategy()
         previous = 0
-        for (
-            t
-        ) in self.kept_iterations:  # sigma^{t+1} from theta^t_p, weighing its block: sum of s, previous+1 < s <= t+1
+        for t in self.kept_iterations:
             weight = (t + 1) * (t + 2) // 2 - (previous + 1) * (previous + 2) // 2
             previous = t
-            sigma = np.empty_like(uniform)
+            sigma = np.zeros(mask.shape)
             for player in range(2):
-                chosen = players == player
-                if chosen.any():
-                    advantages = networks.predict(self._networks()[f"value{player}.{t}"], tensors[chosen])
-                    sigma[chosen] = networks.regret_matching(advantages, mask[chosen])
-            strategies.append((weight, sigma))
-        result = np.zeros((len(rows), width))
-        for out, row in enumerate(rows):
-            numerator, denominator = np.zeros(width), 0.0
-            for weight, sigma in strategies:
-                reach = 1.0
-                for infoset, column in paths[row]:
-                    reach *= sigma[position[infoset], column]  # pi^{sigma^t}_p(I)
-                numerator += weight * reach * sigma[position[row]]
-                denominator += weight * reach
-            result[out] = numerator / denominator if denominator > 0 else uniform[position[row]]
-        return result
+                rows = tree.infoset_player == player
+                advantages = _forward(self._layers[f"value{player}.{t}"], inputs[rows])
+                sigma[rows] = networks.regret_matching(advantages, mask[rows])
+            yield weight, sigma
 
     def rlcard_agent(self, seed: int | np.random.Generator | None = None) -> PolicyAgent:
         """An RLCard agent that plays the model (``rlcard:`` games); ``seed`` drives its sampling."""
@@ -191,7 +208,7 @@ class NeuralPolicy:
 
     def openspiel_policy(self) -> Any:
         """An ``open_spiel.python.policy.Policy`` of OpenSpiel's game (or the bridged one for ``rlcard:``
-        games) that runs the networks at each state it is asked about."""
+        games) that reads :attr:`strategy` at each state it is asked about."""
         from open_spiel.python import policy as openspiel_policy
 
         from adapters.pyspiel_game import openspiel_game_of
@@ -233,14 +250,13 @@ def from_solver(solver: NeuralSolver) -> NeuralPolicy:
     )
 
 
-def _own_path(tree: CompiledTree, row: int) -> list[tuple[int, int]]:
-    """The ``(infoset, column)`` sequences of the acting player before infoset ``row``, first to last."""
-    width = tree.action_mask.shape[1]
-    root = tree.num_infosets * width
-    path = []
-    sequence = int(tree.parent_sequence[row])
-    while sequence != root:
-        infoset, column = divmod(sequence, width)
-        path.append((infoset, column))
-        sequence = int(tree.parent_sequence[infoset])
-    return path[::-1]
+def _forward(layers: Sequence[Layer], inputs: FloatArray) -> FloatArray:
+    r"""The network's outputs on the rows of ``inputs``: :math:`h \mapsto W h + b` layer by layer, ReLU between.
+    Each output is one dot product over the layer's inputs in NumPy's own loop (``einsum``, not BLAS): its
+    value depends on that row and the weights only, not on the batch, the BLAS library or any thread count."""
+    hidden = inputs
+    for index, (weight, bias) in enumerate(layers):
+        hidden = np.einsum("nk,mk->nm", hidden, weight, optimize=False) + bias
+        if index < len(layers) - 1:
+            hidden = np.maximum(hidden, 0.0)
+    return hidden

@@ -151,7 +151,9 @@ class Policy:
         }
 
     def save(self, path: str | Path) -> None:
-        """Write the JSON file atomically."""
+        """Write the JSON file atomically; a probability that is not finite is refused, and nothing is written."""
+        if not all(math.isfinite(p) for row in self.table.values() for p in row.values()):
+            raise InputError(f"the {self.algorithm} policy holds probabilities that are not finite; nothing was saved")
         write_atomic(path, json.dumps(self.to_json(), indent=1) + "\n")
 
     def rlcard_agent(self, seed: int | np.random.Generator | None = None) -> PolicyAgent:

@@ -1,20 +1,33 @@
-"""Train a solver with stopping rules, progress reporting and a convergence curve.
+"""Train any solver -- full-tree, sampled or neural -- with stopping rules, progress reporting and a
+convergence curve.
 
-Solve time counts only solver iterations; NashConv checks are timed apart and scheduled
-so that they cost at most about a tenth of the run (see :func:`train`).
+Every solver trains through :func:`train`: it has the surface :class:`Trainable` describes, it stops at
+whichever of :class:`StopRule`'s iterations, time limit and target NashConv comes first, and its curve is
+one type, :class:`CurvePoint`, written as CSV by :func:`curve_csv`. Scoring is the caller's: :func:`train`
+is handed the NashConv function (this package never imports the evaluation layer).
+
+Solve time counts only solver iterations; NashConv checks are timed apart and scheduled so that they cost
+at most about a tenth of the run (see :func:`train`). A solver whose average strategy or state holds a
+value that is not finite stops the run with one line naming it.
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import itertools
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import dropwhile
+from typing import Protocol
 
+import numpy as np
 import psutil
 
-from cfr_agents.solvers import Solver
+from adapters.inputs import InputError
+from cfr_agents.policy import Policy
 from cfr_agents.tree import CompiledTree, FloatArray
 
 CHECK_SHARE = 0.1
@@ -22,6 +35,38 @@ CHECK_SHARE = 0.1
 CURVE_POINTS_PER_DECADE = 10
 BATCH_SECONDS = 0.05
 """Iterations run between progress reports, time-limit checks and NashConv checks take about this long."""
+STOPPED_BY = ("iterations", "time_limit", "target_nash_conv")
+"""What can stop a run: :attr:`TrainingRun.stopped_by` is one of these."""
+
+
+class Trainable(Protocol):
+    """What :func:`train` needs of a solver: the surface every solver here has (full-tree, sampled, neural)."""
+
+    @property
+    def tree(self) -> CompiledTree: ...
+
+    @property
+    def algorithm(self) -> str: ...
+
+    @property
+    def iteration(self) -> int:
+        """Iterations run so far."""
+
+    def run(self, iterations: int) -> None: ...
+
+    def compile(self) -> float:
+        """Compile (or load from cache) what :meth:`run` runs; seconds taken."""
+
+    def average_strategy(self) -> FloatArray: ...
+
+    def average_policy(self) -> Policy: ...
+
+    def parameters(self) -> Mapping[str, object]: ...
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The whole mutable state, as arrays: what a checkpoint holds."""
+
+    def restore(self, state: Mapping[str, np.ndarray]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -33,10 +78,15 @@ class StopRule:
 
 @dataclass(frozen=True)
 class CurvePoint:
+    """One point of a convergence curve: NashConv measured after ``iteration`` iterations (or episodes, for
+    an opponent trained by self-play)."""
+
     iteration: int
     seconds: float
-    """Solve time of this run so far: the solver's own iterations only, never the NashConv checks."""
+    """Training time of this run so far: the solver's own iterations only, never the NashConv checks."""
     nash_conv: float
+    nodes_touched: int | None = None
+    """Game-tree nodes the traversals had touched (a neural solver counts them), else ``None``."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +102,7 @@ class TrainingRun:
     check_seconds: float
     nash_conv: float
     stopped_by: str
-    """``"iterations"``, ``"target_nash_conv"`` or ``"time_limit"``."""
+    """One of :data:`STOPPED_BY`: ``"iterations"``, ``"time_limit"`` or ``"target_nash_conv"``."""
     curve: tuple[CurvePoint, ...]
     peak_rss_mb: float
 
@@ -94,33 +144,67 @@ def current_rss_mb() -> float:
     return float(psutil.Process().memory_info().rss) / 2**20
 
 
+LOGARITHMS = ("log_at", "scalars")
+"""State arrays that hold logarithms (of discounts and average weights), where ``-inf`` is the log of 0."""
+
+
+def not_finite(name: str, array: np.ndarray) -> bool:
+    """Whether the state array ``name`` holds a value no solver means: NaN, ``+inf``, or ``-inf`` outside
+    :data:`LOGARITHMS`."""
+    if array.dtype.kind != "f":
+        return False
+    if name in LOGARITHMS:
+        return bool(np.isnan(array).any() or np.isposinf(array).any())
+    return not bool(np.isfinite(array).all())
+
+
+def check_finite(solver: Trainable) -> None:
+    """Refuse, in one line naming the solver and the array, a state holding a value that is not finite."""
+    for name, array in solver.state().items():
+        if not_finite(name, array):
+            raise InputError(
+                f"{solver.algorithm}: its {name!r} holds values that are not finite at iteration {solver.iteration}"
+            )
+
+
 def train(
-    solver: Solver,
+    solver: Trainable,
     stop: StopRule,
     nash_conv: Callable[[CompiledTree, FloatArray], float],
     *,
     record_curve: bool = False,
+    every: int | Callable[[int], Iterator[int]] | None = None,
     on_progress: Callable[[int, float | None], None] | None = None,
+    on_point: Callable[[CurvePoint], None] | None = None,
 ) -> TrainingRun:
     """Iterate ``solver`` from its current iteration until ``stop``; return what happened.
 
     ``stop.iterations`` is the solver's total iteration count (earlier runs included), while
     ``stop.time_limit`` counts this run's solve time only. A solver that has already run (a
-    resumed checkpoint) continues as a fresh one would. NashConv of the average strategy is
-    measured at the log-spaced iterations past the start when ``record_curve`` is set (the curve
-    gives this run's solve time), and when a target is set, after the run's first iteration and
+    resumed checkpoint) continues as a fresh one would. NashConv of the average strategy is measured
+    at marks past the start -- the log-spaced iterations (:func:`log_spaced`), or with ``every`` the
+    multiples of ``every`` or the iterations ``every(start)`` yields (a fixed schedule, increasing) --
+    when ``record_curve`` is set (the curve gives this run's solve time and, for each point recorded,
+    ``on_point`` is called). A target is checked at those marks when ``every`` is given, so the run
+    stops at an iteration that depends on the inputs alone; else after the run's first iteration and
     then at a spacing that keeps the checks' share of this run's time near :data:`CHECK_SHARE`.
-    ``on_progress(iteration, last NashConv)`` is called after every batch of iterations.
+    ``on_progress(iteration, last NashConv)`` is called after every batch of iterations. The average
+    strategy is checked to be finite whenever it is measured, and the whole state at the end.
     """
     tree = solver.tree
     started_at = solver.iteration
     curve: list[CurvePoint] = []
-    marks = dropwhile(lambda mark: mark <= started_at, log_spaced())
-    next_mark = next(marks) if record_curve else None
+    if every is None:
+        marks: Iterator[int] = dropwhile(lambda mark: mark <= started_at, log_spaced())
+    elif callable(every):
+        marks = dropwhile(lambda mark: mark <= started_at, every(started_at))
+    else:
+        marks = itertools.count(every * (started_at // every + 1), every)
+    next_mark = next(marks, None) if record_curve or every is not None else None
     solve = checks = 0.0
     measured: dict[int, float] = {}
     batch = 1
-    next_check = started_at + 1 if stop.target_nash_conv is not None else None
+    next_check = started_at + 1 if stop.target_nash_conv is not None and every is None else None
     stopped_by = "iterations"
 
     def measure() -> float:
@@ -128,9 +212,23 @@ def train(
         nonlocal checks
         if solver.iteration not in measured:
             started = time.perf_counter()
-            measured[solver.iteration] = nash_conv(tree, solver.average_strategy())
+            strategy = solver.average_strategy()
+            if not np.isfinite(strategy).all():
+                raise InputError(
+                    f"{solver.algorithm}: its average strategy holds values that are not finite "
+                    f"at iteration {solver.iteration}"
+                )
+            measured[solver.iteration] = nash_conv(tree, strategy)
             checks += time.perf_counter() - started
         return measured[solver.iteration]
+
+    def record() -> float:
+        value = measure()
+        if record_curve:
+            curve.append(CurvePoint(solver.iteration, solve, value, getattr(solver, "nodes_touched", None)))
+            if on_point is not None:
+                on_point(curve[-1])
+        return value
 
     while stop.iterations is None or solver.iteration < stop.iterations:
         goal = solver.iteration + batch
@@ -146,8 +244,11 @@ def train(
         # Next batch: ~BATCH_SECONDS at the rate just measured, at most twice the last one actually run.
         batch = max(1, min(2 * ran, int(ran / max(elapsed, 1e-9) * BATCH_SECONDS)))
         if solver.iteration == next_mark:
-            curve.append(CurvePoint(solver.iteration, solve, measure()))
-            next_mark = next(marks)
+            value = record()
+            next_mark = next(marks, None)
+            if every is not None and value <= (stop.target_nash_conv or -math.inf):
+                stopped_by = "target_nash_conv"
+                break
         if solver.iteration == next_check:
             if measure() <= (stop.target_nash_conv or 0.0):
                 stopped_by = "target_nash_conv"
@@ -160,9 +261,10 @@ def train(
         if stop.time_limit is not None and solve >= stop.time_limit:
             stopped_by = "time_limit"
             break
-    final = measure()
     if record_curve and (not curve or curve[-1].iteration != solver.iteration):
-        curve.append(CurvePoint(solver.iteration, solve, final))
+        record()
+    final = measure()
+    check_finite(solver)
     return TrainingRun(
         started_at=started_at,
         iterations=solver.iteration,
@@ -173,3 +275,15 @@ def train(
         curve=tuple(curve),
         peak_rss_mb=peak_rss_mb(),
     )
+
+
+def curve_csv(points: Sequence[CurvePoint]) -> str:
+    """A curve as CSV, ``iteration,seconds,nash_conv,nodes_touched``, one row per point (``nodes_touched`` empty
+    where it was not counted): what ``train --curve`` writes, for every solver."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["iteration", "seconds", "nash_conv", "nodes_touched"])
+    for point in points:
+        nodes = "" if point.nodes_touched is None else point.nodes_touched
+        writer.writerow([point.iteration, f"{point.seconds:.6f}", repr(point.nash_conv), nodes])
+    return buffer.getvalue()

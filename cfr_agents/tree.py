@@ -416,20 +416,33 @@ def _to_arrays(tree: CompiledTree) -> dict[str, NDArray[np.generic]]:
 
 
 def _from_arrays(game: Game, started: float, arrays: Mapping[str, NDArray[Any]]) -> CompiledTree:
-    """The tree of ``game`` from the arrays of :func:`_to_arrays`; arrays that do not fit together are
-    refused with ``ValueError``."""
-    if set(arrays) != set(_STORED) or any(arrays[name].dtype != kind for name, kind in _STORED.items()):
-        raise ValueError("the stored arrays are not those of a compiled tree")
+    """The tree of ``game`` from the arrays of :func:`_to_arrays`; arrays that do not fit together
+    (:func:`check_structure`) are refused with ``ValueError``."""
+    _require(
+        set(arrays) == set(_STORED) and all(arrays[name].dtype == kind for name, kind in _STORED.items()),
+        "the stored arrays are not those of a compiled tree",
+    )
+    one_dimensional = set(_STORED) - {"action_mask", "levels", "terminal_sequence", "terminal_utility"}
+    _require(
+        all(arrays[name].ndim == 1 for name in one_dimensional)
+        and arrays["action_mask"].ndim == 2
+        and arrays["levels"].ndim == 2
+        and arrays["levels"].shape[1] == 3,
+        "the stored arrays have other dimensions than a tree's",
+    )
     mask = arrays["action_mask"]
     keys = _split(arrays["key_text"].tobytes().decode(), arrays["key_length"].tolist())
     action_sets = [tuple(ids) for ids in _split(arrays["action_set_ids"].tolist(), arrays["action_set_width"].tolist())]
     chosen = arrays["infoset_action_set"]
-    if len(keys) != mask.shape[0] or not np.array_equal(arrays["action_set_width"][chosen], mask.sum(axis=1)):
-        raise ValueError("the stored keys or legal actions do not match the stored infosets")
+    _require(
+        len(keys) == mask.shape[0] == chosen.shape[0] and within(chosen, len(action_sets)),
+        "the stored keys or legal actions do not match the stored infosets",
+    )
+    _require(within(arrays["levels"][:, 0], NUM_PLAYERS), "a stored level belongs to no player")
     levels: list[list[tuple[int, int]]] = [[] for _ in range(NUM_PLAYERS)]
     for player, start, stop in arrays["levels"].tolist():
         levels[player].append((start, stop))
-    return CompiledTree(
+    tree = CompiledTree(
         game_id=game.game_id,
         units=game.units,
         rules_fingerprint=game.rules_fingerprint,
@@ -452,6 +465,152 @@ def _from_arrays(game: Game, started: float, arrays: Mapping[str, NDArray[Any]])
         child_probability=arrays["child_probability"],
         from_cache=True,
     )
+    check_structure(tree)
+    return tree
+
+
+def check_structure(tree: CompiledTree) -> None:
+    """Refuse (``ValueError``, naming the first fault) arrays that do not make a compiled tree, so that a tree
+    loaded from the cache never sends a solver or an evaluator outside an array or round a cycle: every
+    index in range; the children a tree (each node but the root the child of exactly one node numbered before
+    it); each decision node's children its infoset's legal actions, in order, with probability 1; each chance
+    node's probabilities summing to 1; the levels the infosets in order, by player and own depth; every parent
+    and terminal sequence the empty one or a legal action of an infoset of its player, each infoset's level one
+    below its parent sequence's; chance reaches probabilities and payoffs finite. Values that fit all this but
+    are wrong are the digest's to catch (:mod:`cfr_agents.tree_cache`)."""
+    num_infosets, width = tree.action_mask.shape
+    num_nodes, num_terminals = tree.node_kind.shape[0], tree.num_terminals
+    num_edges = num_nodes - 1
+    shapes = {
+        "infoset_player": (num_infosets,),
+        "parent_sequence": (num_infosets,),
+        "terminal_sequence": (NUM_PLAYERS, num_terminals),
+        "terminal_utility": (NUM_PLAYERS, num_terminals),
+        "node_infoset": (num_nodes,),
+        "node_terminal": (num_nodes,),
+        "child_start": (num_nodes + 1,),
+        "child_node": (num_edges,),
+        "child_action": (num_edges,),
+        "child_probability": (num_edges,),
+    }
+    _require(
+        num_infosets > 0 and width > 0 and all(getattr(tree, name).shape == shape for name, shape in shapes.items()),
+        "the arrays' shapes do not fit together",
+    )
+    _require(len(tree.index) == num_infosets, "two infosets have one key")
+
+    widths = tree.action_mask.sum(axis=1)
+    _require(
+        np.array_equal(tree.action_mask, np.arange(width) < widths[:, None])
+        and widths.min() > 0
+        and widths.max() == width
+        and [len(actions) for actions in tree.infoset_actions] == widths.tolist(),
+        "the action masks are not the infosets' legal actions",
+    )
+    actions = np.full((num_infosets, width), -1, dtype=np.int64)
+    actions[tree.action_mask] = list(itertools.chain.from_iterable(tree.infoset_actions))
+    _require(
+        (actions[tree.action_mask] >= 0).all() and (np.diff(actions, axis=1)[tree.action_mask[:, 1:]] > 0).all(),
+        "the legal actions are not ascending action ids",
+    )
+
+    _require(within(tree.infoset_player, NUM_PLAYERS), "an infoset belongs to no player")
+    spans = [(player, start, stop) for player, groups in enumerate(tree.levels) for start, stop in groups]
+    starts, stops = [start for _, start, _ in spans], [stop for _, _, stop in spans]
+    _require(
+        len(tree.levels) == NUM_PLAYERS
+        and starts[:1] == [0]
+        and starts[1:] == stops[:-1]
+        and stops[-1:] == [num_infosets]
+        and all(start < stop for start, stop in zip(starts, stops, strict=True)),
+        "the levels are not the infosets in order",
+    )
+    owner = np.repeat([player for player, _, _ in spans], np.subtract(stops, starts))
+    depth = np.concatenate(
+        [np.repeat(np.arange(len(groups)), [stop - start for start, stop in groups]) for groups in tree.levels]
+    )
+    _require(np.array_equal(owner, tree.infoset_player), "a level holds another player's infosets")
+
+    kind, infoset = tree.node_kind, tree.node_infoset
+    decision, terminal = kind == KIND_DECISION, kind == KIND_TERMINAL
+    counts = np.diff(tree.child_start)
+    _require(
+        within(kind, KIND_TERMINAL + 1)
+        and kind[0] != KIND_TERMINAL
+        and tree.child_start[0] == 0
+        and tree.child_start[-1] == num_edges
+        and (counts >= 0).all()
+        and np.array_equal(counts == 0, terminal),
+        "the node kinds and their children's bounds do not fit together",
+    )
+    _require(
+        within(tree.child_node, num_nodes)
+        and np.array_equal(np.bincount(tree.child_node, minlength=num_nodes), np.arange(num_nodes) > 0)
+        and (np.minimum.reduceat(tree.child_node, tree.child_start[:-1][~terminal]) > np.flatnonzero(~terminal)).all(),
+        "the children do not form a tree",
+    )
+    _require(
+        np.array_equal(infoset >= 0, decision)
+        and infoset.min() >= -1
+        and infoset.max() < num_infosets
+        and np.bincount(infoset + 1, minlength=num_infosets + 1)[1:].all(),
+        "the decision nodes' infosets are out of range, or an infoset has no node",
+    )
+    _require(
+        np.array_equal(tree.node_terminal, np.where(terminal, np.cumsum(terminal) - 1, -1)),
+        "the terminals are not numbered in order",
+    )
+
+    edge_node = np.repeat(np.arange(num_nodes), counts)
+    edge_infoset = infoset[edge_node]
+    from_decision = edge_infoset >= 0
+    sequence = np.where(from_decision, edge_infoset * width + np.arange(num_edges) - tree.child_start[edge_node], 0)
+    _require(
+        np.array_equal(np.where(decision, counts, 0), np.where(decision, widths[np.maximum(infoset, 0)], 0))
+        and ((tree.child_action == actions.ravel()[sequence]) | ~from_decision).all()
+        and ((tree.child_probability == 1.0) | ~from_decision).all(),
+        "a decision node's children are not its infoset's legal actions",
+    )
+    probability = tree.child_probability
+    total = np.bincount(edge_node, weights=np.where(from_decision, 0.0, probability), minlength=num_nodes)
+    _require(
+        np.isfinite(probability).all()
+        and (probability >= 0).all()
+        and np.where(kind == KIND_CHANCE, np.abs(total - 1.0), 0.0).max() <= 1e-9,
+        "a chance node's probabilities do not sum to 1",
+    )
+
+    for sequences, players in (
+        (tree.parent_sequence, tree.infoset_player),
+        *((tree.terminal_sequence[player], player) for player in range(NUM_PLAYERS)),
+    ):
+        played = sequences != tree.root_sequence
+        cell = np.where(played, sequences, 0)
+        _require(
+            within(sequences, tree.num_sequences)
+            and (tree.action_mask.ravel()[cell] | ~played).all()
+            and ((tree.infoset_player[cell // width] == players) | ~played).all(),
+            "a parent or terminal sequence is out of range, not a legal action, or another player's",
+        )
+    first = tree.parent_sequence == tree.root_sequence
+    _require(
+        (depth[first] == 0).all() and np.array_equal(depth[~first], depth[tree.parent_sequence[~first] // width] + 1),
+        "an infoset's level is not one below its parent sequence's",
+    )
+    _require(
+        np.isfinite(tree.terminal_utility).all() and ((tree.terminal_chance >= 0) & (tree.terminal_chance <= 1)).all(),
+        "a terminal's chance reach is not a probability, or its payoff is not finite",
+    )
+
+
+def _require(holds: bool | np.bool_, fault: str) -> None:
+    if not holds:
+        raise ValueError(fault)
+
+
+def within(indices: NDArray[np.integer[Any]], size: int) -> bool:
+    """Whether every index is in ``[0, size)``."""
+    return bool(indices.size == 0 or (indices.min() >= 0 and indices.max() < size))
 
 
 Pieces = TypeVar("Pieces", str, list[int])

@@ -19,9 +19,14 @@ any of these misses the cache, and the tree is built anew and stored in place of
   tree's header, their name and a fingerprint of the code that derives them
   (:func:`load_or_build_derived`).
 * **Safety**: entries are written to a temporary file and renamed into place, so a reader sees a
-  whole entry or none. An entry that cannot be read or does not match its header is rebuilt and
-  replaced. A cache directory that cannot be written leaves trees built as without a cache, with
-  one warning per process.
+  whole entry or none. The header also holds a SHA-256 digest of the arrays (:func:`digest`: each
+  array's name, type, shape and bytes), and the decoder checks that the arrays fit together (every
+  index in range; :func:`cfr_agents.tree.check_structure` for a tree). Only a regular file is read
+  (:func:`adapters.inputs.open_regular`: a FIFO is never opened), of at most :data:`MAX_ENTRY_BYTES`,
+  and each array's declared shape and type must fill exactly the bytes its member holds before it is
+  read. An entry that fails any of this is reported in one line on stderr, ``cfr-agents: warning:
+  ...``, built anew and replaced. A cache directory that cannot be written leaves trees built as
+  without a cache, with one warning per process.
 """
 
 from __future__ import annotations
@@ -30,38 +35,41 @@ import functools
 import glob
 import hashlib
 import json
+import math
 import os
 import re
-import warnings
+import sys
+import zipfile
 from collections.abc import Callable, Mapping
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, BinaryIO, Final, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 import adapters
 from adapters import Game
-from adapters.inputs import InputError
+from adapters.inputs import GIB, InputError, open_regular
 from adapters.openspiel import OpenSpielGame
 from adapters.rlcard import RLCardGame
 from cfr_agents.files import replacing
 
 DISABLE_VARIABLE: Final = "CFR_AGENTS_NO_TREE_CACHE"
 """Set to anything but ``""`` or ``"0"`` to turn the cache off."""
-FORMAT_VERSION: Final = 1
+FORMAT_VERSION: Final = 2
 """The layout of an entry; raised whenever the arrays stored or their meaning change."""
 VERSIONED_DISTRIBUTIONS: Final = ("cfr-agents", "open_spiel", "rlcard", "numpy")
+MAX_ENTRY_BYTES: Final = 16 * GIB
+"""The largest entry: arrays that take more are not stored (the tree is built each time), and a larger file
+in the cache is refused unread."""
 _HEADER: Final = "header"
 """The member of an entry that holds its JSON header; the others are the tree's arrays."""
+_DIGEST: Final = "digest"
+"""The field of a stored header that holds :func:`digest` of the entry's arrays."""
 
 T = TypeVar("T")
 Arrays = Mapping[str, NDArray[Any]]
-
-
-class TreeCacheWarning(UserWarning):
-    """The cache directory cannot be found or written: trees are built, not stored."""
 
 
 def enabled() -> bool:
@@ -144,7 +152,7 @@ def _load_or_build(
     try:
         path = entry_path(expected)
     except RuntimeError as error:  # no XDG_CACHE_HOME and no home directory to default to
-        _warn_once(f"cfr-agents: no directory for the tree cache ({error}); building compiled trees instead")
+        _warn_once(f"no directory for the tree cache ({error}); building compiled trees instead")
         return build()
     loaded = _read(path, expected, decode)
     if loaded is not None:
@@ -156,48 +164,124 @@ def _load_or_build(
 
 
 def _read(path: Path, expected: Mapping[str, object], decode: Callable[[Arrays], T]) -> T | None:
-    """The decoded entry at ``path``; ``None`` if there is none, or it cannot be read, or its header
-    differs from ``expected`` (any of them is then rebuilt and replaced)."""
+    """The decoded entry at ``path``, or ``None`` if there is none. An entry that is refused -- not a regular
+    file, too large, unreadable, truncated or damaged, under another header than ``expected``, with arrays
+    that differ from its digest or that ``decode`` refuses -- is reported in one line and also ``None``: the
+    caller builds it anew and replaces it."""
     try:
-        with path.open("rb") as handle, np.load(handle, allow_pickle=False) as entry:
-            if json.loads(str(entry[_HEADER][()])) != expected:
-                return None
-            return decode({name: entry[name] for name in entry.files if name != _HEADER})
-    except Exception:  # missing, or truncated or damaged: zipfile, numpy, json or the decoder fails alike
+        handle = open_regular(path, "tree cache entry", MAX_ENTRY_BYTES)
+    except InputError as refused:
+        if os.path.isfile(path):  # too large; what is not a regular file is reported if it cannot be replaced
+            _warn(f"{refused}; building it anew")
+        return None
+    try:
+        with handle:
+            arrays = _read_members(handle)
+        if _HEADER not in arrays:
+            raise ValueError("it has no header")
+        stored = json.loads(str(arrays.pop(_HEADER)[()]))
+        stored_digest = stored.pop(_DIGEST, None) if isinstance(stored, dict) else None
+        if stored != expected:
+            raise ValueError("its header is not the one its name stands for")
+        if stored_digest != digest(arrays):
+            raise ValueError("its arrays differ from the digest in its header")
+        return decode(arrays)
+    except Exception as error:  # zipfile, numpy, json and the decoder each refuse a damaged entry their own way
+        _warn(f"tree cache entry {str(path)!r} is damaged ({str(error) or type(error).__name__}); building it anew")
         return None
 
 
+def _read_members(handle: BinaryIO, only: str | None = None) -> dict[str, NDArray[Any]]:
+    """The arrays of the ``.npz`` entry open as ``handle`` (only the one named ``only``, if given). The members are
+    stored uncompressed, so together they must fit in the file, and each array's declared shape and type must
+    fill exactly the bytes of its member before it is read: a damaged entry is refused (``ValueError``)
+    before anything larger than the file is allocated."""
+    size = os.fstat(handle.fileno()).st_size
+    arrays = {}
+    with zipfile.ZipFile(handle) as archive:
+        members = archive.infolist()
+        if any(member.compress_type != zipfile.ZIP_STORED for member in members):
+            raise ValueError("it has compressed members")
+        if sum(member.file_size for member in members) > size:
+            raise ValueError("its members declare more bytes than the file holds")
+        for member in members:
+            name = member.filename.removesuffix(".npy")
+            if name == member.filename:
+                raise ValueError(f"its member {member.filename!r} is not an array")
+            if only is not None and name != only:
+                continue
+            with archive.open(member) as stream:
+                version = np.lib.format.read_magic(stream)
+                if version not in ((1, 0), (2, 0)):
+                    raise ValueError(f"its member {name!r} has the unknown array format {version}")
+                read_header = (
+                    np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                )
+                shape, _, dtype = read_header(stream)
+                if (
+                    dtype.hasobject
+                    or dtype.itemsize == 0
+                    or math.prod(shape) * dtype.itemsize != member.file_size - stream.tell()
+                ):
+                    raise ValueError(f"its member {name!r} does not hold the array its header declares")
+            with archive.open(member) as stream:
+                arrays[name] = np.lib.format.read_array(stream, allow_pickle=False)
+    return arrays
+
+
+def digest(arrays: Arrays) -> str:
+    """``sha256:<hex>`` of each array's name, type, shape and bytes (in C order), the arrays by name."""
+    hashed = hashlib.sha256()
+    for name in sorted(arrays):
+        array = np.ascontiguousarray(arrays[name])
+        hashed.update(f"{name}\0{array.dtype.str}\0{array.shape}\0".encode())
+        hashed.update(array.reshape(-1).view(np.uint8).data)
+    return "sha256:" + hashed.hexdigest()
+
+
 def _write(path: Path, entry_header: Mapping[str, object], arrays: Arrays) -> bool:
-    """Store an entry atomically (a temporary file beside it, then a rename); warn once if impossible.
-    Whether it was stored."""
-    members = {**arrays, _HEADER: np.array(json.dumps(entry_header, sort_keys=True))}
+    """Store an entry atomically (a temporary file beside it, then a rename), its header holding the arrays'
+    :func:`digest`; warn once if impossible. An entry larger than :data:`MAX_ENTRY_BYTES` is not kept (it
+    would not be read). Whether it was stored."""
+    if sum(array.nbytes for array in arrays.values()) > MAX_ENTRY_BYTES:
+        return False
+    stored = json.dumps({**entry_header, _DIGEST: digest(arrays)}, sort_keys=True)
+    members = {**arrays, _HEADER: np.array(stored)}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with replacing(path) as temporary, temporary.open("wb") as handle:
             np.savez(handle, allow_pickle=False, **members)
+            if handle.tell() > MAX_ENTRY_BYTES:
+                raise _TooLarge
             handle.flush()
             os.fsync(handle.fileno())
+    except _TooLarge:
+        return False
     except (OSError, InputError) as error:
-        _warn_once(f"cfr-agents: cannot store compiled trees in {str(path.parent)!r} ({error}); building them instead")
+        _warn_once(f"cannot store compiled trees in {str(path.parent)!r} ({error}); building them instead")
         return False
     return True
 
 
 def _remove_superseded(path: Path, entry_header: Mapping[str, object]) -> None:
     """Delete the other entries of the same game, rules and kind (the tree, or the same derived arrays) --
-    older versions or code: the entry at ``path`` replaces them. Files that cannot be read or deleted are
-    left alone."""
+    older versions or code: the entry at ``path`` replaces them. Only regular files are read, their headers
+    alone; files that cannot be read or deleted are left alone."""
     same_game = {name: entry_header.get(name) for name in ("game_id", "rules_fingerprint", "derived")}
     for other in path.parent.glob(glob.escape(path.name.rsplit("-", 1)[0]) + "-*.npz"):
         if other == path:
             continue
         try:
-            with other.open("rb") as handle, np.load(handle, allow_pickle=False) as entry:
-                theirs = json.loads(str(entry[_HEADER][()]))
+            with open_regular(other, "tree cache entry", MAX_ENTRY_BYTES) as handle:
+                theirs = json.loads(str(_read_members(handle, only=_HEADER)[_HEADER][()]))
             if {name: theirs.get(name) for name in same_game} == same_game:
                 other.unlink()
         except Exception:  # another process's entry may vanish or be half-written: not ours to judge
             continue
+
+
+class _TooLarge(Exception):
+    """An entry came out larger than :data:`MAX_ENTRY_BYTES`: its temporary file is removed."""
 
 
 _warned = False
@@ -208,7 +292,12 @@ def _warn_once(message: str) -> None:
     global _warned
     if not _warned:
         _warned = True
-        warnings.warn(message, TreeCacheWarning, stacklevel=5)
+        _warn(message)
+
+
+def _warn(message: str) -> None:
+    """``cfr-agents: warning: <message>`` as one line on stderr (line breaks in it become spaces)."""
+    print(f"cfr-agents: warning: {' '.join(message.split())}", file=sys.stderr)
 
 
 @functools.cache

@@ -17,7 +17,9 @@ project = "cfr-agents"
 author = "cfr-agents contributors"
 copyright = "cfr-agents contributors"
 
-extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.mathjax"]
+extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.mathjax", "sphinx-mathjax-offline"]
+"""``sphinx-mathjax-offline`` copies MathJax 3 into ``_static/mathjax`` and points ``mathjax_path`` there: the
+formulas render from the site's own files, with no network (a page opened from disk, a machine offline)."""
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
@@ -30,7 +32,7 @@ autodoc_typehints = "description"
 autodoc_inherit_docstrings = False  # an override of OpenSpiel's Policy does not show OpenSpiel's docstring
 autodoc_default_options = {"members": True, "show-inheritance": True, "ignore-module-all": True}
 
-html_theme = "alabaster"
+html_theme = "furo"  # wide tables and code blocks scroll inside the page instead of running off it
 html_title = "cfr-agents"
 
 

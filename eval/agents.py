@@ -7,7 +7,12 @@ An agent is one of our :class:`~cfr_agents.policy.Policy` tables, an OpenSpiel p
 * :meth:`Agent.strategy`: its exact ``(N, A)`` strategy on a compiled tree (below);
 * :meth:`Agent.policy`: that strategy as a :class:`~cfr_agents.policy.Policy`;
 * :meth:`Agent.rlcard_player`: an agent for RLCard's env that samples from its own generator;
-* :meth:`Agent.openspiel_player`: an OpenSpiel policy, for matches in OpenSpiel's games.
+* :meth:`Agent.openspiel_player`: an OpenSpiel policy, for matches in OpenSpiel's games;
+* :attr:`Agent.infoset_only`: whether its action probabilities depend on the acting player's infoset
+  alone. A match asks such an agent once per infoset and reuses the answer (:meth:`Agent.match_policy`,
+  :class:`InfosetMemo`; in RLCard's env it plays through :class:`~cfr_agents.rlcard_agent.PolicyAgent`,
+  which keeps each infoset's row), while the hand is still played in the real environment and the agent
+  still samples from its own generator.
 
 >>> from cfr_agents.policy import Policy
 >>> from cfr_agents.tree import load_tree
@@ -60,7 +65,10 @@ from adapters.rlcard import PREFIX, RLCardGame, RLCardState
 from cfr_agents.neural_policy import NeuralPolicy
 from cfr_agents.policy import Policy
 from cfr_agents.tree import CompiledTree, FloatArray
-from eval.environments import RLCardAgent
+from eval.environments import OpenSpielPolicy, RLCardAgent
+
+_OPENSPIEL_TABLES = (openspiel_policy.TabularPolicy, openspiel_policy.UniformRandomPolicy)
+"""OpenSpiel policies whose answer at a state is a fixed function of its information state."""
 
 TOLERANCE = 1e-9
 """Largest difference between two answers of an agent at the same state that counts as equal."""
@@ -256,6 +264,11 @@ class Agent:
     raw: Any
     """The object that was loaded (a policy, an OpenSpiel policy, an RLCard agent)."""
 
+    infoset_only: bool = False
+    """Whether the agent's action probabilities are a fixed function of the acting player's infoset
+    (a table, a trained model): then asking it again at the same infoset gives the same answer, bit for
+    bit, and a match asks it once per infoset. ``False`` for agents that may keep state or see more."""
+
     def strategy(self, tree: CompiledTree) -> FloatArray:
         """The exact ``(N, A)`` strategy :math:`\\sigma(I, a)` on ``tree``."""
         raise NotImplementedError
@@ -275,11 +288,38 @@ class Agent:
         """An OpenSpiel policy to play in OpenSpiel's own game."""
         raise NotImplementedError
 
+    def match_policy(self) -> OpenSpielPolicy:
+        """The OpenSpiel policy one match plays: :meth:`openspiel_player`, asked once per infoset and its
+        answers reused when the agent is :attr:`infoset_only` (:class:`InfosetMemo`)."""
+        policy: OpenSpielPolicy = self.openspiel_player()
+        return InfosetMemo(policy) if self.infoset_only else policy
+
+
+class InfosetMemo:
+    """An OpenSpiel policy that asks ``policy`` once per infoset -- the acting player and its
+    information-state string -- and answers every later state of that infoset with the same
+    ``{action: probability}``: the very object the first query returned, so a match draws the same
+    actions from the same generator as it would asking every time. Only for :attr:`Agent.infoset_only`
+    agents, whose answers do not depend on anything else."""
+
+    def __init__(self, policy: OpenSpielPolicy) -> None:
+        self.policy = policy
+        self._answers: dict[tuple[int, str], dict[int, float]] = {}
+
+    def action_probabilities(self, state: Any, player_id: int | None = None) -> dict[int, float]:
+        player = state.current_player() if player_id is None else player_id
+        key = (player, state.information_state_string(player))
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = self._answers[key] = self.policy.action_probabilities(state, player_id)
+        return answer
+
 
 class TableAgent(Agent):
     """One of our policies: its table, row for row."""
 
     raw: Policy
+    infoset_only = True
 
     def __init__(self, policy: Policy) -> None:
         self.raw = policy
@@ -296,10 +336,11 @@ class TableAgent(Agent):
 
 
 class NetworkAgent(Agent):
-    """A neural CFR model (:class:`~cfr_agents.neural_policy.NeuralPolicy`): scored by one batched forward
-    pass over every infoset; in RLCard's env and in OpenSpiel it runs its networks at each decision."""
+    """A neural CFR model (:class:`~cfr_agents.neural_policy.NeuralPolicy`): scored and played from its one
+    strategy, computed once over every infoset (:attr:`~cfr_agents.neural_policy.NeuralPolicy.strategy`)."""
 
     raw: NeuralPolicy
+    infoset_only = True
 
     def __init__(self, model: NeuralPolicy) -> None:
         self.raw = model
@@ -318,10 +359,12 @@ class NetworkAgent(Agent):
 
 class OpenSpielAgent(Agent):
     """An OpenSpiel policy: ``action_probabilities(state)`` at a state of every infoset (RLCard's games
-    through the game bridged into OpenSpiel)."""
+    through the game bridged into OpenSpiel). OpenSpiel's tables (``TabularPolicy``, ``UniformRandomPolicy``)
+    are :attr:`infoset_only`; any other policy is asked at every state."""
 
     def __init__(self, policy: Any) -> None:
         self.raw = policy
+        self.infoset_only = isinstance(policy, _OPENSPIEL_TABLES)
 
     def strategy(self, tree: CompiledTree) -> FloatArray:
         return openspiel_strategy(self.raw, tree)

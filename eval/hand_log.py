@@ -17,9 +17,14 @@ on OpenSpiel games, OpenSpiel's chance outcome ids.
 
 Each line is written with one ``os.write`` to a file opened with ``O_APPEND``: a line is appended
 whole, after the lines already there, also when several matches write one log at once, and a match
-that stops leaves only complete lines. :func:`read_hand_log` reads a log back for one game, checking
-every line and replaying it on the compiled tree: it must end at a terminal that pays the logged
-payoffs.
+that stops leaves only complete lines. A log whose last line lacks its line break (a file not written
+so) is refused before a hand is played: a hand appended to it would join that line.
+
+:func:`read_hand_log` reads a log back for one game, line by line (each at most
+:data:`~adapters.inputs.MAX_LOG_LINE_BYTES`), checking every line against the game itself: its history
+must be legal on the game and end at a terminal that pays the logged payoffs, and the cards, private
+events and actions it records must be the ones the game deals and names along that history
+(:func:`replay_hand`).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -34,10 +40,12 @@ from typing import Any, TypeVar
 import pyspiel
 
 import adapters
+from adapters import Game
 from adapters.base import NUM_PLAYERS
-from adapters.inputs import InputError
+from adapters.inputs import MAX_LOG_LINE_BYTES, InputError, kind_of, open_regular, parse_json, size_text
 from adapters.openspiel import OpenSpielGame
 from adapters.rlcard import RLCardGame
+from cfr_agents.files import check_writable
 from cfr_agents.tree import KIND_CHANCE, KIND_TERMINAL, CompiledTree, load_tree
 
 T = TypeVar("T")
@@ -154,23 +162,112 @@ class TreePaths:
         return [self.terminal[node] for node in nodes if self.terminal[node] >= 0]
 
 
+@dataclass(frozen=True)
+class Replayed:
+    """What the game itself says a history is: the fields of its hand but the seats and payoffs."""
+
+    private_cards: tuple[tuple[str, ...], tuple[str, ...]]
+    public_cards: tuple[str, ...]
+    actions: tuple[tuple[int, int, str], ...]
+    private_events: tuple[tuple[int, ...], tuple[int, ...]]
+
+
+def replay_hand(game: Game, paths: TreePaths, history: Sequence[int]) -> Replayed:
+    """Replay ``history`` (legal on ``paths``' tree, see :meth:`TreePaths.follow`) on ``game``: each action
+    as ``[seat, id, the game's name for it]``, and the cards its chance events deal.
+
+    * RLCard (:class:`adapters.rlcard.RLCardGame`): the history deals the game's deal first, in its order
+      (each player's card, then the other events, Leduc's small-blind seat); seat ``i`` holds the ``i``-th
+      card, a private event; every chance event after the deal deals a public card. Cards are named as the
+      game's deck names them.
+    * OpenSpiel: on the ``pyspiel`` state, each chance event's outcome is set beside another outcome of the
+      same event: the event is private to a seat when only that seat's ``information_state_string`` tells
+      the two apart (a dealt card), and public when both seats' do (Leduc's public card). Cards are named by
+      their outcome ids.
+    """
+    names = [game.action_name(action) for action in range(game.num_distinct_actions)]
+    private: list[list[int]] = [[] for _ in range(NUM_PLAYERS)]
+    private_cards: list[list[str]] = [[] for _ in range(NUM_PLAYERS)]
+    public: list[str] = []
+    actions: list[tuple[int, int, str]] = []
+    if isinstance(game, RLCardGame):
+        nodes = paths.follow(history)
+        chance = [position for position, node in enumerate(nodes[:-1]) if paths.kind[node] == KIND_CHANCE]
+        card_events = [position for position, event in zip(chance, game.spec.deal, strict=False) if event == "card"]
+        for seat, position in enumerate(card_events):
+            private[seat].append(position)
+            private_cards[seat].append(game.deck[history[position]])
+        public = [game.deck[history[position]] for position in chance[len(game.spec.deal) :]]
+        actions = [
+            (paths.player[node], a, names[a])
+            for node, a in zip(nodes, history, strict=False)
+            if paths.player[node] >= 0
+        ]
+    elif isinstance(game, OpenSpielGame):
+        state = game.pyspiel_game.new_initial_state()
+        for position, action in enumerate(history):
+            if state.is_chance_node():
+                other = next((outcome for outcome, _ in state.chance_outcomes() if outcome != action), action)
+                dealt, instead = state.child(action), state.child(other)
+                seen_by = [
+                    p
+                    for p in range(NUM_PLAYERS)
+                    if dealt.information_state_string(p) != instead.information_state_string(p)
+                ]
+                if len(seen_by) == 1:
+                    private[seen_by[0]].append(position)
+                    private_cards[seen_by[0]].append(str(action))
+                else:
+                    public.append(str(action))
+                state = dealt
+            else:
+                actions.append((int(state.current_player()), action, names[action]))
+                state.apply_action(action)
+    else:
+        raise InputError(f"hand logs record OpenSpiel and RLCard games, not {game.game_id}")
+    return Replayed(
+        private_cards=(tuple(private_cards[0]), tuple(private_cards[1])),
+        public_cards=tuple(public),
+        actions=tuple(actions),
+        private_events=(tuple(private[0]), tuple(private[1])),
+    )
+
+
 class HandLog:
     """A hand log open for appending, for one game and the two agents ``A`` and ``B`` of a match.
 
     :meth:`rlcard_hand` and :meth:`openspiel_hand` read a finished hand from the environment and
-    append its line; ``a_seat`` is the seat ``A`` sat in."""
+    append its line; ``a_seat`` is the seat ``A`` sat in. The log must be a regular file (it is created
+    if missing) that is empty or ends with a line break."""
 
     def __init__(self, path: str | os.PathLike[str], game_id: str, agents: tuple[str, str]) -> None:
         self.game = adapters.load_game(game_id)
         self.tree = load_tree(game_id)
         self.agents = agents
-        self._action_names = [self.game.action_name(action) for action in range(self.game.num_distinct_actions)]
         self._paths: TreePaths | None = None
-        try:
-            self._descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-        except OSError as error:
-            raise InputError(f"cannot write {os.fspath(path)!r}: {error.strerror}") from None
         self.path = os.fspath(path)
+        check_writable(path)  # a FIFO, a device, a directory: refused before it is opened
+        try:
+            self._descriptor = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+        except OSError as error:
+            raise InputError(f"cannot write {self.path!r}: {error.strerror}") from None
+        try:
+            self._check_ends_a_line()
+        except BaseException:
+            self.close()
+            raise
+
+    def _check_ends_a_line(self) -> None:
+        """Refuse a log that is not a regular file (swapped in since it was checked) or whose last line
+        lacks its line break."""
+        info = os.fstat(self._descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(f"cannot write {self.path!r}: it is {kind_of(info.st_mode)}")
+        if info.st_size and os.pread(self._descriptor, 1, info.st_size - 1) != b"\n":
+            raise InputError(
+                f"hand log {self.path!r} does not end with a line break: its last line is incomplete, and "
+                "a hand appended to it would join that line"
+            )
 
     def __enter__(self) -> HandLog:
         return self
@@ -210,89 +307,32 @@ class HandLog:
         history = self._paths_of().complete([*deal, *(game.deck_index[card] for card in public)], played)
         if history is None:
             raise RuntimeError(f"{game.game_id}: the hand {seen} {played} does not replay on the adapter")
-        card_events = [position for position, event in enumerate(game.spec.deal) if event == "card"]
-        payoffs = tuple(float(u) for u in env.get_payoffs())
-        self._write(
-            a_seat,
-            private_cards=[[card] for card in hands],
-            public_cards=public,
-            actions=played,
-            history=history,
-            private_events=[[position] for position in card_events],
-            payoffs=payoffs,
-        )
+        self._write(a_seat, history, tuple(float(u) for u in env.get_payoffs()))
 
     def openspiel_hand(self, state: pyspiel.State, a_seat: int) -> None:
-        """Log the terminal ``pyspiel`` state of a hand just played.
-
-        Its history is ``state.history()``. Replaying it, each chance event's outcome is set beside
-        another outcome of the same event: the event is private to a seat when only that seat's
-        ``information_state_string`` tells the two apart (a dealt card), and public when both seats'
-        do (Leduc's public card)."""
-        game = self.game
-        assert isinstance(game, OpenSpielGame)
-        history = [int(action) for action in state.history()]
-        replayed = game.pyspiel_game.new_initial_state()
-        private: list[list[int]] = [[] for _ in range(NUM_PLAYERS)]
-        private_cards: list[list[str]] = [[] for _ in range(NUM_PLAYERS)]
-        public, actions = [], []
-        for position, action in enumerate(history):
-            if replayed.is_chance_node():
-                other = next(outcome for outcome, _ in replayed.chance_outcomes() if outcome != action)
-                dealt, instead = replayed.child(action), replayed.child(other)
-                seen_by = [
-                    p
-                    for p in range(NUM_PLAYERS)
-                    if dealt.information_state_string(p) != instead.information_state_string(p)
-                ]
-                if len(seen_by) == 1:
-                    private[seen_by[0]].append(position)
-                    private_cards[seen_by[0]].append(str(action))
-                else:
-                    public.append(str(action))
-                replayed = dealt
-            else:
-                actions.append((int(replayed.current_player()), action))
-                replayed.apply_action(action)
-        self._write(
-            a_seat,
-            private_cards=private_cards,
-            public_cards=public,
-            actions=actions,
-            history=history,
-            private_events=private,
-            payoffs=tuple(float(u) for u in state.returns()),
-        )
+        """Log the terminal ``pyspiel`` state of a hand just played: its history is ``state.history()``."""
+        self._write(a_seat, [int(action) for action in state.history()], tuple(float(u) for u in state.returns()))
 
     def _paths_of(self) -> TreePaths:
         if self._paths is None:
             self._paths = TreePaths(self.tree)
         return self._paths
 
-    def _write(
-        self,
-        a_seat: int,
-        *,
-        private_cards: Sequence[Sequence[str]],
-        public_cards: Sequence[str],
-        actions: Sequence[tuple[int, int]],
-        history: Sequence[int],
-        private_events: Sequence[Sequence[int]],
-        payoffs: Sequence[float],
-    ) -> None:
+    def _write(self, a_seat: int, history: Sequence[int], payoffs: Sequence[float]) -> None:
         a, b = self.agents
         game = self.game
+        replayed = replay_hand(game, self._paths_of(), history)
         self.write(
             Hand(
                 game=game.game_id,
                 rules_fingerprint=game.rules_fingerprint,
                 units=game.units,
                 seats=(a, b) if a_seat == 0 else (b, a),
-                private_cards=(tuple(private_cards[0]), tuple(private_cards[1])),
-                public_cards=tuple(public_cards),
-                actions=tuple((player, action, self._action_names[action]) for player, action in actions),
+                private_cards=replayed.private_cards,
+                public_cards=replayed.public_cards,
+                actions=replayed.actions,
                 history=tuple(history),
-                private_events=(tuple(private_events[0]), tuple(private_events[1])),
+                private_events=replayed.private_events,
                 payoffs=(payoffs[0], payoffs[1]),
             )
         )
@@ -313,34 +353,36 @@ def read_hand_log(
     path: str | os.PathLike[str], tree: CompiledTree, *, hands: int | None = None
 ) -> Iterator[LoggedHand]:
     """The hands of the log at ``path`` (the first ``hands`` of them, with ``hands``), each checked
-    against ``tree``: a line of another game or other rules, or one that is not a hand that replays on
-    ``tree`` to its logged payoffs, is refused with a one-line :class:`InputError` that names the line."""
+    against ``tree`` and its game: a line of another game or other rules, or one that is not a hand that
+    replays on the game to its logged cards, actions and payoffs (:func:`replay_hand`), is refused with a
+    one-line :class:`InputError` that names the line. The log must be a regular file; it is read a line
+    at a time, each line at most :data:`~adapters.inputs.MAX_LOG_LINE_BYTES`."""
     shown = os.fspath(path)
+    game = adapters.load_game(tree.game_id)
     paths = TreePaths(tree)
-    try:
-        handle = open(path, encoding="utf-8")  # noqa: SIM115 -- closed below, also on a refusal
-    except OSError as error:
-        raise InputError(f"cannot read {shown!r}: {error.strerror}") from None
-    with handle:
+    with open_regular(path, "hand log", None) as handle:
         number = 0
-        try:
-            for number, text in enumerate(handle, start=1):
-                if hands is not None and number > hands:
-                    return
-                yield _checked(paths, text, number, shown)
-        except UnicodeDecodeError:
-            raise InputError(f"{shown} line {number + 1}: not UTF-8 text") from None
-        except OSError as error:
-            raise InputError(f"cannot read {shown!r}: {error.strerror}") from None
+        while hands is None or number < hands:
+            try:
+                line = handle.readline(MAX_LOG_LINE_BYTES + 1)
+            except OSError as error:
+                raise InputError(f"cannot read hand log {shown!r}: {error.strerror}") from None
+            if not line:
+                return
+            number += 1
+            where = f"{shown} line {number}"
+            if len(line) > MAX_LOG_LINE_BYTES:
+                raise InputError(f"{where}: longer than the {size_text(MAX_LOG_LINE_BYTES)} a line may be")
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError(f"{where}: not UTF-8 text") from None
+            yield _checked(game, paths, text.rstrip("\n"), number, where)
 
 
-def _checked(paths: TreePaths, text: str, number: int, shown: str) -> LoggedHand:
+def _checked(game: Game, paths: TreePaths, text: str, number: int, where: str) -> LoggedHand:
     tree = paths.tree
-    where = f"{shown} line {number}"
-    try:
-        fields = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(f"{where}: not JSON ({error.msg} at column {error.colno})") from None
+    fields = parse_json(text, where)
     if not isinstance(fields, dict):
         raise InputError(f"{where}: not a JSON object")
     if fields.get("format") != FORMAT or type(fields.get("version")) is not int or fields["version"] != VERSION:
@@ -374,19 +416,31 @@ def _checked(paths: TreePaths, text: str, number: int, shown: str) -> LoggedHand
     terminal = paths.terminal[nodes[-1]]
     if terminal < 0:
         raise InputError(f"{where}: the history stops before the hand ends")
-    decisions = [(paths.player[node], action) for node, action in zip(nodes, hand.history, strict=False)]
-    played = [(player, action) for player, action in decisions if player >= 0]
-    if played != [(seat, action) for seat, action, _ in hand.actions]:
+    replayed = replay_hand(game, paths, hand.history)
+    if [action[:2] for action in hand.actions] != [action[:2] for action in replayed.actions]:
         raise InputError(f"{where}: the actions are not the history's actions")
-    for events in hand.private_events:
-        if any(not 0 <= event < len(hand.history) or paths.kind[nodes[event]] != KIND_CHANCE for event in events):
-            raise InputError(f"{where}: a private event is not a chance event of the history")
+    for (seat, action, name), (_, _, named) in zip(hand.actions, replayed.actions, strict=True):
+        if name != named:
+            raise InputError(f"{where}: seat {seat}'s action {action} is {named!r} in {tree.game_id}, not {name!r}")
+    for field, what in (("private_events", "private events"), ("private_cards", "private cards")):
+        if getattr(hand, field) != getattr(replayed, field):
+            logged, dealt = _lists(getattr(hand, field)), _lists(getattr(replayed, field))
+            raise InputError(f"{where}: the {what} {logged} are not the {dealt} the history deals each seat")
+    if hand.public_cards != replayed.public_cards:
+        raise InputError(
+            f"{where}: the public cards {list(hand.public_cards)} are not the {list(replayed.public_cards)} "
+            "the history deals"
+        )
     utility = tree.terminal_utility[:, terminal]
     if any(
         not math.isclose(u, v, rel_tol=0, abs_tol=PAYOFF_TOLERANCE) for u, v in zip(hand.payoffs, utility, strict=True)
     ):
         raise InputError(f"{where}: the payoffs {list(hand.payoffs)} are not the {utility.tolist()} the hand pays")
     return LoggedHand(number, hand, terminal)
+
+
+def _lists(pair: tuple[tuple[object, ...], ...]) -> list[list[object]]:
+    return [list(items) for items in pair]
 
 
 class _FieldError(Exception):

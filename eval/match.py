@@ -15,6 +15,12 @@ deals, agent ``A`` and agent ``B``, each its own stream:
 * OpenSpiel policies (``openspiel:`` games) are asked ``action_probabilities(state)`` and sampled
   from the agent's own generator; on an ``rlcard:`` game they play their exact strategy on the tree.
 
+An agent whose probabilities depend on its infoset alone (:attr:`eval.agents.Agent.infoset_only`: our
+policies and models, OpenSpiel's tables) is asked once per infoset in a match and its answer reused
+(:meth:`eval.agents.Agent.match_policy`; in RLCard's env, :class:`~cfr_agents.rlcard_agent.PolicyAgent`
+keeps each infoset's row): the same draws from the same streams as asking at every decision, without
+recomputing the answer. Tournaments play every pairing with :func:`play_match`, so the same holds there.
+
 The exact value is :func:`eval.exact_head_to_head` of both agents' exact strategies
 (:func:`eval.strategy_of`); it is ``None``, with the reason in :attr:`MatchReport.exact_note`, when
 either agent cannot be queried exactly.
@@ -33,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from adapters.inputs import InputError
+from adapters.inputs import InputError, ParameterError
 from adapters.rlcard import PREFIX as RLCARD_PREFIX
 from cfr_agents.files import write_atomic
 from cfr_agents.policy import Policy
@@ -53,11 +59,15 @@ MIN_HANDS = 4
 def check_hands(hands: int) -> int:
     """The number of duplicate pairs for ``hands`` hands; refuse odd counts and fewer than :data:`MIN_HANDS`."""
     if hands < MIN_HANDS:
-        raise InputError(
-            f"--hands must be at least {MIN_HANDS} (two duplicate pairs, to estimate a standard error), got {hands}"
+        raise ParameterError(
+            "{hands} must be at least {least} (two duplicate pairs, to estimate a standard error), got {given}",
+            least=MIN_HANDS,
+            given=hands,
         )
     if hands % 2:
-        raise InputError(f"--hands must be even: hands are played in duplicate pairs (seats swapped), got {hands}")
+        raise ParameterError(
+            "{hands} must be even: hands are played in duplicate pairs (seats swapped), got {given}", given=hands
+        )
     return hands // 2
 
 
@@ -74,8 +84,9 @@ class MatchSpec:
     (a tournament's pairing index); empty for a lone match."""
     tables: bool = False
     """Play both agents by their exact strategy tables (:func:`eval.strategy_of`, sampled by our
-    fast policy agent) instead of asking the live agents: the same distribution of play, without a
-    network's forward pass per decision. Both agents must be queryable; ``rlcard:`` games only."""
+    fast policy agent) instead of asking the live agents: the same distribution of play, without asking
+    an agent that is not infoset-only (an RLCard NFSP network) at every decision. Both agents must be
+    queryable; ``rlcard:`` games only."""
 
     files: Mapping[str, str] = field(default_factory=dict)
     """Contents of policy files among ``agents``, by name, for workers that cannot read the paths."""
@@ -235,8 +246,8 @@ def play_match(
         else:
             sampled = play_openspiel_match(
                 spec.game_id,
-                first.agent.openspiel_player(),
-                second.agent.openspiel_player(),
+                first.agent.match_policy(),
+                second.agent.match_policy(),
                 pairs,
                 deal_rng,
                 (rng_a, rng_b),

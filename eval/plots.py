@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import importlib
+import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from adapters.inputs import InputError, require_extra
+from adapters.inputs import MAX_RESULTS_BYTES, InputError, ParameterError, read_regular, require_extra
 from cfr_agents.files import replacing
 from cfr_agents.policy import Policy
 
@@ -123,12 +124,10 @@ class Curve:
 def read_curve(path: str | Path) -> Curve:
     """A ``--curve`` CSV (from ``cfr-agents train --curve``); a missing or malformed one is refused."""
     shown = str(path)
+    content = read_regular(path, "curve file", MAX_RESULTS_BYTES)
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            rows = list(csv.DictReader(handle))
-    except FileNotFoundError:
-        raise InputError(f"curve file {shown!r} does not exist") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        rows = list(csv.DictReader(io.StringIO(content.decode("utf-8"), newline="")))
+    except (UnicodeDecodeError, csv.Error) as error:
         raise InputError(f"cannot read curve file {shown!r}: {error}") from None
     columns = ("iteration", "seconds", "nash_conv")
     if not rows or any(column not in rows[0] for column in columns):
@@ -222,7 +221,7 @@ def plot_frontier(path: str | Path, out: str | Path) -> FrontierReport:
     lp = [(point.exploitability, point.exploitation) for point in report.lp_curve or ()]
     best = (frontier.best_response_exploitability, frontier.best_response_exploitation)
     figure, panels = plt.subplots(1, 2, figsize=(11, 4.5))
-    zoom = 1.5 * max(levels, default=0.1)
+    zoom = 1.5 * (max(levels, default=0.0) or 0.1)
     for axes in panels:
         if lp:
             axes.plot(*zip(*lp, strict=True), color="C0", linewidth=1.5, label="ε-safe LP: the exact frontier")
@@ -238,7 +237,8 @@ def plot_frontier(path: str | Path, out: str | Path) -> FrontierReport:
     whole, near = panels
     whole.legend(fontsize=8, loc="lower right")
     whole.set_title("the whole frontier", fontsize=9)
-    shown = [y for x, y in [*rnr, *naive, *lp, best] if x <= zoom]
+    everything = [*rnr, *naive, *lp, best]
+    shown = [y for x, y in everything if x <= zoom] or [y for _, y in everything]
     pad = 0.05 * (max(shown) - min(shown)) or 0.01
     near.set_xlim(-0.03 * zoom, zoom)
     near.set_ylim(min(shown) - pad, max(shown) + pad)
@@ -248,7 +248,9 @@ def plot_frontier(path: str | Path, out: str | Path) -> FrontierReport:
         near.annotate(shown_ps, (x, y), fontsize=6, xytext=(3, -8), textcoords="offset points")
     where = "both seats" if len(frontier.seats) == 2 else f"seat {frontier.seats[0]}"
     figure.suptitle(
-        f"Exploiting {frontier.opponent} on {frontier.game_id} ({where}); RNR points labelled by p", fontsize=10
+        f"Exploiting {_clipped(frontier.opponent, tail=True)} on {_clipped(frontier.game_id)} ({where}); "
+        "RNR points labelled by p",
+        fontsize=10,
     )
     save_figure(figure, out)
     return report
@@ -298,8 +300,9 @@ def plot_learning(path: str | Path, out: str | Path) -> Learning:
         risks.axhline(
             reference.best_response_exploitability, linestyle=":", color="C2", linewidth=1, label="BR to the truth"
         )
-        gains.set(xscale="log", ylabel=f"gain ({units} per hand)", title=f"against {reference.opponent}")
-        risks.set(xscale="log", yscale="log", ylabel=f"exploitability ({units})", title=f"{reference.opponent}")
+        opponent = _clipped(reference.opponent, tail=True)
+        gains.set(xscale="log", ylabel=f"gain ({units} per hand)", title=f"against {opponent}")
+        risks.set(xscale="log", yscale="log", ylabel=f"exploitability ({units})", title=opponent)
         for axes in (gains, risks):
             axes.grid(True, which="both", alpha=0.3)
     panels[0][0].legend(fontsize=7, loc="best")
@@ -307,13 +310,25 @@ def plot_learning(path: str | Path, out: str | Path) -> Learning:
     for axes in panels[-1]:
         axes.set_xlabel("hands logged")
     figure.suptitle(
-        f"{learning.game_id}: responses from logged hands ({learning.observe} observation; DBR "
-        f"{learning.confidence}); mean over seeds ± one standard deviation",
+        f"{_clipped(learning.game_id)}: responses from logged hands ({learning.observe} observation; DBR "
+        f"{_clipped(learning.confidence)}); mean over seeds ± one standard deviation",
         fontsize=10,
     )
     figure.tight_layout()
     save_figure(figure, out)
     return learning
+
+
+TITLE_TEXT = 60
+"""The most characters of a name (an opponent, a game) a plot's title shows."""
+
+
+def _clipped(text: str, *, tail: bool = False) -> str:
+    """``text`` cut to :data:`TITLE_TEXT` characters with an ellipsis: its start, or with ``tail`` its end (a
+    path's file name)."""
+    if len(text) <= TITLE_TEXT:
+        return text
+    return "…" + text[1 - TITLE_TEXT :] if tail else text[: TITLE_TEXT - 1] + "…"
 
 
 def _deviation(values: Sequence[float]) -> float:
@@ -380,7 +395,9 @@ def line_strategy(policy: Policy, line: str, seat: int | None = None) -> LineStr
         raise InputError(f"plot strategy draws {', '.join(LINE_GAMES)}; {policy.game_id} is not supported yet")
     tokens = line.split(":")
     if not line or any(not token.strip() for token in tokens):
-        raise InputError(f"--line {line!r}: give action names and public cards joined by ':', e.g. call:raise:call:SK")
+        raise ParameterError(
+            "{line} {given!r}: give action names and public cards joined by ':', e.g. call:raise:call:SK", given=line
+        )
     game = policy.game()
     names = {game.action_name(a).lower(): a for a in range(_num_actions(policy))}
     actions: list[str] = []
@@ -389,15 +406,20 @@ def line_strategy(policy: Policy, line: str, seat: int | None = None) -> LineStr
         word = token.strip().lower()
         if word in names:
             if public is not None and not _leduc(policy.game_id):
-                raise InputError(f"--line {line!r}: {policy.game_id} has no public card")
+                raise ParameterError("{line} {given!r}: {game} has no public card", given=line, game=policy.game_id)
             actions.append(word)
             continue
         card = _card(token)
         if card is None or not _leduc(policy.game_id):
             known = ", ".join(names)
-            raise InputError(f"--line {line!r}: {token!r} is neither an action ({known}) nor a public card (e.g. SK)")
+            raise ParameterError(
+                "{line} {given!r}: {token!r} is neither an action ({known}) nor a public card (e.g. SK)",
+                given=line,
+                token=token,
+                known=known,
+            )
         if public is not None:
-            raise InputError(f"--line {line!r}: only one public card is dealt")
+            raise ParameterError("{line} {given!r}: only one public card is dealt", given=line)
         public = card
     if _leduc(policy.game_id):
         return _leduc_line(policy, line, actions, public, seat)
@@ -421,14 +443,18 @@ def _leduc_line(policy: Policy, line: str, actions: list[str], public: str | Non
         if record == history and card == (public or "-"):
             found.setdefault(int(player), {})[hand] = dict(row)
     if not found:
-        raise InputError(
-            f"--line {line!r} reaches no decision of {policy.game_id}"
-            + ("" if public else " (after the first round, name the public card, e.g. SK)")
+        raise ParameterError(
+            "{line} {given!r} reaches no decision of {game}"
+            + ("" if public else " (after the first round, name the public card, e.g. SK)"),
+            given=line,
+            game=policy.game_id,
         )
     seats = sorted(found)
     chosen = seat if seat is not None else seats[0]
     if chosen not in found:
-        raise InputError(f"--seat {chosen}: the line is a decision of seat {' or '.join(map(str, seats))}")
+        raise ParameterError(
+            "{seat} {chosen}: the line is a decision of seat {seats}", chosen=chosen, seats=" or ".join(map(str, seats))
+        )
     return _assemble(policy, line, chosen, found[chosen])
 
 
@@ -438,7 +464,7 @@ def _kuhn_line(policy: Policy, line: str, actions: list[str]) -> LineStrategy:
     ranks = ("J", "Q", "K")
     rows = {ranks[int(key[0])]: dict(row) for key, row in policy.table.items() if key[1:] == history}
     if not rows:
-        raise InputError(f"--line {line!r} reaches no decision of {policy.game_id}")
+        raise ParameterError("{line} {given!r} reaches no decision of {game}", given=line, game=policy.game_id)
     return _assemble(policy, line, len(history) % 2, rows)
 
 

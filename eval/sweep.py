@@ -24,7 +24,7 @@ import math
 import os
 import statistics
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from adapters import load_game
-from adapters.inputs import InputError
+from adapters.inputs import InputError, ParameterError, read_json
 from cfr_agents.checkpoint import load_checkpoint, save_checkpoint
 from cfr_agents.files import write_atomic
 from cfr_agents.solvers import ALGORITHMS, TUNABLE, Solver, make_solver
@@ -61,35 +61,46 @@ class Configuration:
         return ",".join(f"{key}={value}" for key, value in self.values) or "default"
 
 
-def parse_grid(text: str, algorithm: str, sampling: str) -> list[Configuration]:
-    """``"alpha=1,1.5;gamma=1,2"`` -> every combination; keys and values are checked here."""
+def parse_grid(grid: str, algorithm: str, sampling: str) -> list[Configuration]:
+    """``"alpha=1,1.5;gamma=1,2"`` -> every combination; keys and values are checked here, a number against
+    its parameter's range too (:class:`~cfr_agents.solvers.UpdateRule`,
+    :func:`~cfr_agents.solvers.sampling.check_sampling`)."""
     if algorithm not in ALGORITHMS:
         raise InputError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHMS)}")
     axes: dict[str, list[float | str]] = {}
-    for part in filter(None, (piece.strip() for piece in text.split(";"))):
+    for part in filter(None, (piece.strip() for piece in grid.split(";"))):
         key, equals, values = part.partition("=")
         key = key.strip()
         if not equals or not values.strip():
-            raise InputError(f"--grid part {part!r} is not KEY=V1,V2,...")
+            raise ParameterError("{grid} part {part!r} is not KEY=V1,V2,...", part=part)
         if key in axes:
-            raise InputError(f"--grid names {key!r} twice")
+            raise ParameterError("{grid} names {key!r} twice", key=key)
         if key in RULE_KEYS and key not in TUNABLE.get(algorithm, ()):
             tunable = "; ".join(f"{algo}: {', '.join(keys)}" for algo, keys in TUNABLE.items())
-            raise InputError(f"--grid key {key!r} does not apply to --algo {algorithm} ({tunable})")
+            raise ParameterError(
+                "{grid} key {key!r} does not apply to {algorithm_name} ({tunable})",
+                key=key,
+                algorithm_name=algorithm,
+                tunable=tunable,
+            )
         if key in SAMPLING_KEYS and sampling == "none":
-            raise InputError(f"--grid key {key!r} applies to sampled solvers only (give --sampling)")
+            raise ParameterError("{grid} key {key!r} applies to sampled solvers only (give {sampling})", key=key)
         if key not in RULE_KEYS + SAMPLING_KEYS:
-            raise InputError(f"unknown --grid key {key!r}; choose from {', '.join(RULE_KEYS + SAMPLING_KEYS)}")
+            raise ParameterError(
+                "unknown {grid} key {key!r}; choose from {keys}", key=key, keys=", ".join(RULE_KEYS + SAMPLING_KEYS)
+            )
         parsed = [_value(key, value.strip()) for value in values.split(",")]
         repeated = next((value for index, value in enumerate(parsed) if value in parsed[:index]), None)
         if repeated is not None:
-            raise InputError(f"--grid gives {key}={repeated} twice")
+            raise ParameterError("{grid} gives {key}={repeated} twice", key=key, repeated=repeated)
         axes[key] = parsed
     if not axes:
-        raise InputError("--grid is empty; give KEY=V1,V2[;KEY=...]")
+        raise ParameterError("{grid} is empty; give KEY=V1,V2[;KEY=...]")
     size = math.prod(len(values) for values in axes.values())
     if size > MAX_JOBS:
-        raise InputError(f"--grid has {size:,} combinations; a sweep takes at most {MAX_JOBS:,} jobs")
+        raise ParameterError(
+            "{grid} has {size:,} combinations; a sweep takes at most {most:,} jobs", size=size, most=MAX_JOBS
+        )
     combinations = itertools.product(*axes.values())
     configurations = [Configuration(tuple(zip(axes, combo, strict=True))) for combo in combinations]
     for configuration in configurations:
@@ -103,9 +114,9 @@ def _value(key: str, text: str) -> float | str:
     try:
         value = float(text)
     except ValueError:
-        raise InputError(f"--grid value {text!r} of {key!r} is not a number") from None
+        raise ParameterError("{grid} value {text!r} of {key!r} is not a number", text=text, key=key) from None
     if math.isnan(value):
-        raise InputError(f"--grid value of {key!r} is nan")
+        raise ParameterError("{grid} value of {key!r} is nan", key=key)
     return value
 
 
@@ -137,24 +148,26 @@ def _settings(
     }
 
 
-def parse_seeds(text: str) -> list[int]:
+def parse_seeds(seeds: str) -> list[int]:
     """``"0-4"`` or ``"0,3,7"`` (or both, ``"0-2,9"``): distinct non-negative seeds in order."""
-    seeds: list[int] = []
+    chosen: list[int] = []
     parts: list[range] = []
     try:
-        for part in text.split(","):
+        for part in seeds.split(","):
             first, dash, last = part.strip().partition("-")
             parts.append(range(int(first), int(last) + 1) if dash else range(int(first), int(first) + 1))
     except ValueError:
-        raise InputError(f"--seeds {_shown(text)} is not a list like 0-4 or 0,3,7") from None
+        raise ParameterError("{seeds} {given} is not a list like 0-4 or 0,3,7", given=_shown(seeds)) from None
     count = sum(max(0, part.stop - part.start) for part in parts)  # counted before any list is built
     if count > MAX_JOBS:
-        raise InputError(f"--seeds names {count:,} seeds; a sweep takes at most {MAX_JOBS:,} jobs")
+        raise ParameterError(
+            "{seeds} names {count:,} seeds; a sweep takes at most {most:,} jobs", count=count, most=MAX_JOBS
+        )
     for seed_range in parts:
-        seeds.extend(seed_range)
-    if not seeds or min(seeds) < 0 or len(set(seeds)) != len(seeds):
-        raise InputError(f"--seeds {_shown(text)} must name distinct non-negative seeds")
-    return seeds
+        chosen.extend(seed_range)
+    if not chosen or min(chosen) < 0 or len(set(chosen)) != len(chosen):
+        raise ParameterError("{seeds} {given} must name distinct non-negative seeds", given=_shown(seeds))
+    return chosen
 
 
 def check_size(configurations: Sequence[Configuration], seeds: Sequence[int]) -> None:
@@ -217,8 +230,8 @@ JOB_SETTINGS = {
     "seed": "seed",
 }
 """What makes a job the job it is (a spec field, and the name a refusal gives it)."""
-STOP_SETTINGS = {"iterations": "--iterations", "target_nash_conv": "--target-nash-conv", "time_limit": "--time-limit"}
-"""When a job stops: stored work made under other values is extended when it can be."""
+STOP_SETTINGS = ("iterations", "target_nash_conv", "time_limit")
+"""When a job stops (the fields of :class:`Stop`): stored work made under other values is extended when it can be."""
 
 
 @dataclass(frozen=True)
@@ -235,8 +248,8 @@ def stored_work(spec: Mapping[str, Any]) -> Stored | None:
     """The work stored in ``spec``'s directory that the job can use: ``None`` for none, the stored result
     when it was made with the same settings, else the curve of a run that the new one extends. Refuses,
     in one line naming the setting, work made for another job or that the new stopping rules cannot
-    extend: a run past ``--iterations`` or ``--time-limit``, or one that met ``--target-nash-conv`` at an
-    earlier mark and ran on.
+    extend: a run past ``iterations`` or ``time_limit``, or one that met ``target_nash_conv`` at an earlier
+    mark and ran on.
     """
     folder = Path(spec["directory"])
     files = {name: folder / name for name in ("spec.json", "progress.json", "checkpoint.npz", "result.json")}
@@ -247,43 +260,89 @@ def stored_work(spec: Mapping[str, Any]) -> Stored | None:
     if present == {"spec.json", "progress.json"}:
         return None  # killed while writing its first checkpoint (progress goes first): nothing to resume
     if "spec.json" not in present or not {"progress.json", "checkpoint.npz"} <= present:
-        raise InputError(f"{where} holds files of an unknown run (no spec.json or no checkpoint); give a new --out")
-    old = _read(files["spec.json"], where)
+        raise InputError(f"{where} holds files of an unknown run (no spec.json or no checkpoint); use a new directory")
+    old = _read(files["spec.json"], where, {})
     for field, name in JOB_SETTINGS.items():
         if old.get(field) != spec[field]:
             raise InputError(
-                f"{where} was run with {name} {_setting(old.get(field))}, not {_setting(spec[field])}; give a new --out"
+                f"{where} was run with {name} {_setting(old.get(field))}, not {_setting(spec[field])}; "
+                "use a new directory"
             )
-    curve = _read(files["progress.json"], where)["curve"]
+    curve = _read(files["progress.json"], where, {"curve": _is_curve})["curve"]
     if "result.json" in present and all(old.get(field) == spec[field] for field in STOP_SETTINGS):
-        return Stored(curve, _read(files["result.json"], where))
+        return Stored(curve, _read(files["result.json"], where, RESULT_FIELDS))
     iteration, seconds = int(curve[-1][0]), curve[-1][1]
     if spec["iterations"] is not None and iteration > spec["iterations"]:
-        raise InputError(
-            f"{where} already ran {iteration:,} iterations, more than --iterations {spec['iterations']:,}; "
-            "give a new --out"
+        raise ParameterError(
+            "{where} already ran {done:,} iterations, more than {iterations} {asked:,}; use a new directory",
+            where=where,
+            done=iteration,
+            asked=spec["iterations"],
         )
     if spec["time_limit"] is not None and seconds > spec["time_limit"]:
-        raise InputError(
-            f"{where} already ran {seconds:.3g} s, more than --time-limit {spec['time_limit']:g}; give a new --out"
+        raise ParameterError(
+            "{where} already ran {seconds:.3g} s, more than {time_limit} {asked:g}; use a new directory",
+            where=where,
+            seconds=seconds,
+            asked=spec["time_limit"],
         )
     target = spec["target_nash_conv"]
     passed = next(
         (point for point in curve[:-1] if target is not None and _is_mark(int(point[0])) and point[2] <= target), None
     )
     if passed is not None:
-        raise InputError(
-            f"{where} met --target-nash-conv {target:g} at iteration {int(passed[0]):,} and ran on to "
-            f"{iteration:,}; give a new --out"
+        raise ParameterError(
+            "{where} met {target_nash_conv} {target:g} at iteration {met:,} and ran on to {done:,}; "
+            "use a new directory",
+            where=where,
+            target=target,
+            met=int(passed[0]),
+            done=iteration,
         )
     return Stored(curve, None)
 
 
-def _read(path: Path, where: str) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise InputError(f"{where}: cannot read {path.name}: {error}") from None
+def _read(path: Path, where: str, fields: Mapping[str, Callable[[Any], bool]]) -> dict[str, Any]:
+    """The JSON object in a job's file, each of its ``fields`` checked: ``fields[name](value)`` holds."""
+    data = read_json(path, f"{where}: file")
+    if not isinstance(data, dict):
+        raise InputError(f"{where}: file {str(path)!r} is not a JSON object; use a new directory")
+    for name, valid in fields.items():
+        if not valid(data.get(name)):
+            raise InputError(f"{where}: file {str(path)!r} has no valid {name!r}; use a new directory")
+    return data
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_curve(value: Any) -> bool:
+    """Whether ``value`` is a curve as a job stores it: one or more ``[iteration, solve seconds, NashConv]``."""
+    return (
+        isinstance(value, list)
+        and len(value) > 0
+        and all(
+            isinstance(point, list) and len(point) == 3 and _is_count(point[0]) and all(map(_is_number, point[1:]))
+            for point in value
+        )
+    )
+
+
+RESULT_FIELDS: Mapping[str, Callable[[Any], bool]] = {
+    "iterations": _is_count,
+    "solve_seconds": _is_number,
+    "nash_conv": _is_number,
+    "stopped_by": lambda value: isinstance(value, str),
+    "target_iterations": lambda value: value is None or _is_count(value),
+    "target_seconds": lambda value: value is None or _is_number(value),
+    "curve": _is_curve,
+}
+"""The fields of a job's ``result.json`` (:func:`train_job` writes them)."""
 
 
 def _setting(value: Any) -> str:
@@ -316,7 +375,11 @@ def train_job(spec: Mapping[str, Any]) -> dict[str, Any]:
     if stored is not None:
         solver: Solver = load_checkpoint(checkpoint_path).solver(tree)
         curve = [point for point in stored.curve if point[0] <= solver.iteration]
-        assert curve and curve[-1][0] == solver.iteration, "a checkpoint is written where NashConv is measured"
+        if not curve or curve[-1][0] != solver.iteration:  # a checkpoint is written where NashConv is measured
+            raise InputError(
+                f"job {spec['key']} in {str(folder.parent.parent)!r}: its progress.json does not reach the "
+                f"iteration {solver.iteration:,} of its checkpoint; use a new directory"
+            )
     else:
         rule = replace(ALGORITHMS[algorithm], **settings["rule"])
         solver = make_solver(

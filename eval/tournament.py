@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from adapters.inputs import InputError, read_json
+from adapters.inputs import MAX_JSON_BYTES, InputError, read_json, read_regular
 from cfr_agents.jobs import Executor, RayExecutor
 from cfr_agents.policy import FORMAT as POLICY_FORMAT
 from cfr_agents.tree import load_tree
@@ -142,7 +142,7 @@ def policy_contents(agents: Sequence[str]) -> dict[str, str]:
         if is_file_name(name):
             data = read_json(name, "file")
             if isinstance(data, dict) and data.get("format") == POLICY_FORMAT:
-                contents[name] = Path(name).read_text(encoding="utf-8")
+                contents[name] = read_regular(name, "policy file", MAX_JSON_BYTES).decode("utf-8")
     return contents
 
 

@@ -1,15 +1,12 @@
-"""What ``cfr-agents train`` reports of a run: the solver, the tree, the times and the exact NashConv
-of the policy it saved, and the convergence curve as CSV."""
+"""What ``cfr-agents train`` reports of a run, one report for every solver (full-tree, sampled, neural):
+the solver, the tree, the times and the exact NashConv of the policy or model it saved."""
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass
 from typing import Any
 
-from cfr_agents.solvers import Solver
-from cfr_agents.training import TrainingRun
+from cfr_agents.training import Trainable, TrainingRun
 from cfr_agents.tree import CompiledTree, FloatArray
 from eval.exploitability import exploitability_of_strategy
 
@@ -21,11 +18,12 @@ def nash_conv(tree: CompiledTree, strategy: FloatArray) -> float:
 
 @dataclass(frozen=True)
 class TrainReport:
-    """What ``train --json`` prints."""
+    """What ``train --json`` prints, the same fields for every solver."""
 
     game: str
     algo: str
     sampling: str
+    """``none`` (full tree), the MCCFR scheme, or ``external`` (the neural solvers' traversals)."""
     parameters: dict[str, Any]
     seed: int
     iterations: int
@@ -34,6 +32,7 @@ class TrainReport:
     """Iterations this run made: ``iterations - resumed_from`` when resuming."""
     resumed_from: int | None
     stopped_by: str
+    """What stopped the run: ``iterations``, ``time_limit`` or ``target_nash_conv``."""
     units: str
     infosets: int
     decision_nodes: int
@@ -46,6 +45,7 @@ class TrainReport:
     iterations_per_second: float | None
     """``iterations_run / solve_seconds``; ``None`` when no time was measured."""
     nash_conv: float
+    """Of what was saved: the policy, or the model as it plays (an SD-CFR model may keep a few networks only)."""
     exploitability: float
     peak_rss_mb: float
     out: str
@@ -55,7 +55,7 @@ class TrainReport:
 
 
 def train_report(
-    solver: Solver,
+    solver: Trainable,
     training: TrainingRun,
     *,
     seed: int,
@@ -64,9 +64,12 @@ def train_report(
     out: str,
     checkpoint: str | None,
     policy_game: str | None = None,
+    nash_conv: float | None = None,
 ) -> TrainReport:
-    """The report of ``training``, a run of ``solver`` whose policy was saved to ``out``."""
+    """The report of ``training``, a run of ``solver`` whose policy or model was saved to ``out`` (``nash_conv``:
+    what was saved measures, when it is not the run's last measure of the average strategy)."""
     tree = solver.tree
+    measured = training.nash_conv if nash_conv is None else nash_conv
     parameters = dict(solver.parameters())
     return TrainReport(
         game=tree.game_id,
@@ -87,20 +90,10 @@ def train_report(
         solve_seconds=training.solve_seconds,
         check_seconds=training.check_seconds,
         iterations_per_second=training.iterations_per_second,
-        nash_conv=training.nash_conv,
-        exploitability=training.nash_conv / 2,
+        nash_conv=measured,
+        exploitability=measured / 2,
         peak_rss_mb=training.peak_rss_mb,
         out=out,
         checkpoint=checkpoint,
         policy_game=tree.game_id if policy_game is None else policy_game,
     )
-
-
-def curve_csv(training: TrainingRun) -> str:
-    """The curve as CSV: ``iteration,seconds,nash_conv``, one row per point of ``training.curve``."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["iteration", "seconds", "nash_conv"])
-    for point in training.curve:
-        writer.writerow([point.iteration, f"{point.seconds:.6f}", repr(point.nash_conv)])
-    return buffer.getvalue()

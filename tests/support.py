@@ -8,6 +8,8 @@ import contextlib
 import dataclasses
 import functools
 import io
+import signal
+import subprocess
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
@@ -99,6 +101,22 @@ def run_cli(argv: Sequence[str]) -> CliRun:
         except SystemExit as exit_:
             status = 0 if exit_.code is None else exit_.code if isinstance(exit_.code, int) else 1
     return CliRun(status, out.getvalue(), err.getvalue())
+
+
+def start_interruptible(argv: Sequence[str], **options: Any) -> subprocess.Popen[str]:
+    """Start ``argv`` (text mode) with SIGINT at its default disposition, as a shell's foreground job has it,
+    so that a SIGINT the test sends reaches the program as Ctrl-C would.
+
+    A process started in the background by a non-interactive shell (``make test &``, ``nohup``, some CI
+    runners) inherits SIGINT as ignored, an ignored signal stays ignored across ``exec``, and Python then
+    installs no ``KeyboardInterrupt`` handler: the child would never see the test's SIGINT.
+    ``restore_signals`` resets SIGPIPE, SIGXFZ and SIGXFSZ only, hence the reset in the child before ``exec``.
+    """
+    return subprocess.Popen(argv, preexec_fn=_default_sigint, text=True, **options)
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def assert_within_standard_errors(

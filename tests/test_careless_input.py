@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from cfr_agents import Policy
-from tests.support import run_cli, tree
+from tests.support import run_cli, start_interruptible, tree
 
 LONG_NAME = "n" * 300
 """Longer than the 255 bytes a file name may have on Linux and macOS file systems."""
@@ -231,8 +231,8 @@ def test_ctrl_c_at_any_stage_of_a_sweep_is_one_line_and_status_130(tmp_path: Pat
     """Set-up (imports, the grid, the tree), the start of the worker processes, or training: the same."""
     argv = [sys.executable, "-m", "cfr_agents", "sweep", "--game", "openspiel:leduc_poker", "--algo", "dcfr"]
     argv += ["--grid", "alpha=1,1.5,2", "--seeds", "0-3", "--iterations", "100000", "--workers", "2"]
-    process = subprocess.Popen(
-        [*argv, "--out", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    process = start_interruptible(
+        [*argv, "--out", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     time.sleep(delay)
     process.send_signal(signal.SIGINT)

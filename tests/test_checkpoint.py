@@ -3,12 +3,14 @@ corrupt and mismatched checkpoints are refused with one line."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +20,7 @@ from cfr_agents import make_solver
 from cfr_agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from cfr_agents.solvers import SCHEMES
 from cfr_agents.solvers.sampling import CHANCE_DRAWS
-from tests.support import tree
+from tests.support import start_interruptible, tree
 
 CONFIGURATIONS = [
     ("cfr+", "none", None),
@@ -87,7 +89,7 @@ def test_ctrl_c_writes_a_checkpoint_that_resumes(tmp_path: Path) -> None:
         "--checkpoint-every",
         "0.5",
     ]
-    process = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    process = start_interruptible(command, cwd=tmp_path, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while not (tmp_path / "c.npz").exists() and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.1)  # the first periodic checkpoint shows that training runs
@@ -176,3 +178,55 @@ def test_a_checkpoint_array_of_the_wrong_shape_is_refused(checkpoint: Path) -> N
     np.savez(checkpoint, **arrays)
     with pytest.raises(CheckpointError, match="'regret'"):
         load_checkpoint(checkpoint).solver(tree("openspiel:kuhn_poker"))
+
+
+def test_a_member_declaring_more_than_it_holds_is_refused_before_anything_is_allocated(checkpoint: Path) -> None:
+    """A ``.npy`` header may declare any shape: 10^12 float64 values (8 TB) declared by a member of a few hundred
+    bytes are refused by their declaration, never allocated."""
+    with np.load(checkpoint) as archive:
+        arrays = {name: archive[name] for name in archive.files}
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (10**12,)})
+    with zipfile.ZipFile(checkpoint, "w") as rewritten:
+        for name, array in arrays.items():
+            member = io.BytesIO()
+            np.lib.format.write_array(member, array)
+            content = header.getvalue() + array.tobytes() if name == "cumulative" else member.getvalue()
+            rewritten.writestr(f"{name}.npy", content)
+    with pytest.raises(
+        CheckpointError, match=r"'cumulative.npy' declares \(1000000000000,\) float64 values, more than"
+    ):
+        load_checkpoint(checkpoint)
+
+
+def test_a_compressed_checkpoint_is_refused(checkpoint: Path) -> None:
+    with np.load(checkpoint) as archive:
+        arrays = {name: archive[name] for name in archive.files}
+    np.savez_compressed(checkpoint, **arrays)
+    with pytest.raises(CheckpointError, match=r"'header\.npy' is compressed"):
+        load_checkpoint(checkpoint)
+
+
+def test_a_state_that_is_not_finite_is_never_saved(tmp_path: Path) -> None:
+    """A solver whose regrets hold a NaN is refused by the checkpoint writer (nothing written), by the training
+    loop (one line naming the solver), and its policy by the policy writer."""
+    from adapters.inputs import InputError
+    from cfr_agents.policy import Policy
+    from cfr_agents.training import StopRule, train
+    from eval.train_report import nash_conv
+
+    solver = make_solver(tree("openspiel:kuhn_poker"), "cfr")
+    solver.run(2)
+    state = solver.state()
+    state["regret"][3, 0] = np.nan
+    solver.restore(state)
+    with pytest.raises(CheckpointError, match=r"cfr: its 'regret' holds values that are not finite at iteration 2"):
+        save_checkpoint(tmp_path / "c.npz", solver, seed=0)
+    with pytest.raises(InputError, match=r"^cfr: its .* holds values that are not finite at iteration 3$"):
+        train(solver, StopRule(iterations=3), nash_conv)
+    strategy = solver.average_strategy()
+    strategy[3] = np.nan  # as a normalised average of non-finite weights would be
+    policy = Policy.from_strategy(solver.tree, strategy, algorithm="cfr", parameters={}, iterations=3)
+    with pytest.raises(InputError, match="the cfr policy holds probabilities that are not finite; nothing was saved"):
+        policy.save(tmp_path / "p.json")
+    assert list(tmp_path.iterdir()) == []

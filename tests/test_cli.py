@@ -122,7 +122,7 @@ def test_time_limit(tmp_path: Path) -> None:
         ),
         (
             ["train", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", "--iterations", "2", "--gamma", "inf"],
-            "gamma finite",
+            "--gamma must be in [0, 100], got inf",
         ),
         (
             [

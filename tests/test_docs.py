@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -165,7 +166,9 @@ def test_every_test_the_pages_cite_exists() -> None:
 
 def test_every_module_is_in_the_api_reference() -> None:
     """A new module joins ``docs/api.rst`` (the command line has its own page, ``docs/cli.md``)."""
-    listed = set(re.findall(r"^\.\. automodule:: (\S+)$", (ROOT / "docs" / "api.rst").read_text(), re.MULTILINE))
+    entries = re.findall(r"^\.\. automodule:: (\S+)$", (ROOT / "docs" / "api.rst").read_text(), re.MULTILINE)
+    listed = set(entries)
+    assert len(entries) == len(listed), sorted(m for m in listed if entries.count(m) > 1)  # Sphinx: duplicate objects
     modules = set()
     for package in ("adapters", "cfr_agents", "eval"):
         for path in (ROOT / package).rglob("*.py"):
@@ -175,3 +178,54 @@ def test_every_module_is_in_the_api_reference() -> None:
     command_line = {m for m in modules if m.startswith("cfr_agents.cli") or m in entry}
     assert modules - command_line - listed == set()
     assert listed <= modules
+
+
+SITE = DOCS / "_build" / "html"
+"""The site ``make docs`` builds (``make test`` builds it before running the tests)."""
+FORMULAS = SITE / "neural.html"
+"""A page with inline and display formulas."""
+
+
+def built_page(page: Path) -> Path:
+    if not page.is_file():
+        pytest.skip(f"{page.relative_to(ROOT)} is not built (make docs)")
+    return page
+
+
+def test_the_site_loads_mathjax_from_its_own_files() -> None:
+    """A page opened from disk or on a machine offline renders its formulas: MathJax is one of the site's files."""
+    page = built_page(FORMULAS)
+    sources = re.findall(r"<script[^>]*\bsrc=\"([^\"]*mathjax[^\"]*)\"", page.read_text(), re.IGNORECASE)
+    assert sources, "the page loads no MathJax"
+    for source in sources:
+        assert not re.match(r"(\w+:)?//", source), f"MathJax from the network: {source}"
+        assert (page.parent / source).is_file(), source
+
+
+CHROMIUM = shutil.which("chromium")
+HEADLESS = [
+    "--headless",
+    "--no-sandbox",  # as root, in CI
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--host-resolver-rules=MAP * ~NOTFOUND",  # no network: every host name fails to resolve
+    "--virtual-time-budget=10000",  # let MathJax typeset before the DOM is taken
+]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium (apt-get install chromium)")
+def test_formulas_render_in_a_browser_with_no_network(tmp_path: Path) -> None:
+    """Headless Chromium, every host name unresolvable, typesets the page's formulas: MathJax's output
+    elements are in the DOM and no TeX delimiter is left in the text."""
+    assert CHROMIUM is not None
+    page = built_page(FORMULAS)
+    argv = [CHROMIUM, *HEADLESS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri()]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr[-2000:]
+    text = re.sub(r"<script.*?</script>", "", result.stdout, flags=re.DOTALL)
+    assert text.count("<mjx-container") >= 10, text[:2000]
+    raw = [text[max(0, i - 40) : i + 40] for i in (m.start() for m in re.finditer(r"\\\(|\\\[", text))]
+    assert not raw, raw[:5]

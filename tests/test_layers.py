@@ -1,13 +1,21 @@
 """The packages' layers and import graph: no cycles, counting every import statement at any depth
 (a function-level import counts, and ``from package import module`` imports the package too), and
-every module of ``cfr_agents`` has its place in the layers ``lint-imports`` enforces (``make lint``)."""
+the contracts ``lint-imports`` enforces (``make lint``) name packages, so a new module is held to its
+package's layer without an edit to them."""
 
 from __future__ import annotations
 
 import ast
+import os
+import shutil
+import subprocess
+import sys
 import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("adapters", "cfr_agents", "eval")
@@ -106,11 +114,72 @@ def test_no_import_cycles() -> None:
     assert cycles(import_graph()) == []
 
 
-def test_every_cfr_agents_module_is_in_a_layer() -> None:
-    """``lint-imports`` constrains only the modules its layers name: a new module must join one."""
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    [contract] = [c for c in config["contracts"] if c["type"] == "layers"]
-    named = {module.strip() for layer in contract["layers"] for module in layer.replace("|", ":").split(":")}
-    top = {name.split(".")[1] for name in modules() if name.startswith("cfr_agents.")}
-    assert {f"cfr_agents.{name}" for name in top} <= named
-    assert {"adapters", "eval"} <= named
+def contracts() -> list[dict[str, Any]]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    found: list[dict[str, Any]] = config["tool"]["importlinter"]["contracts"]
+    return found
+
+
+def named_modules(contract: Mapping[str, Any]) -> Iterator[str]:
+    """Every module a contract names (an import to ignore names two), its wildcard parts dropped."""
+    names = [*contract.get("layers", ()), *contract.get("source_modules", ()), *contract.get("forbidden_modules", ())]
+    names += [*contract.get("ancestors", ())]
+    names += [side for ignored in contract.get("ignore_imports", ()) for side in ignored.split("->")]
+    for name in names:
+        for module in name.replace("|", ":").split(":"):
+            yield ".".join(part for part in module.strip().split(".") if part not in ("*", "**"))
+
+
+def entry_modules() -> set[str]:
+    """The command's entry modules: the console script's and ``python -m cfr_agents``'s."""
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    return {target.partition(":")[0] for target in scripts.values()} | {"cfr_agents.__main__"}
+
+
+def test_the_contracts_name_packages_and_the_entry_modules_only() -> None:
+    """No contract lists the modules of a layer one by one: a new module needs no edit to them."""
+    known = modules()
+    for contract in contracts():
+        for name in named_modules(contract):
+            assert name in entry_modules() or known[name].name == "__init__.py", (contract["name"], name)
+
+
+def test_every_module_falls_under_a_layer() -> None:
+    [contract] = [c for c in contracts() if c["type"] == "layers"]
+    layers = list(named_modules(contract))
+    for name in modules():
+        assert any(name == layer or name.startswith(f"{layer}.") for layer in layers), name
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` on the packages and contracts under ``root``."""
+    command = [str(Path(sys.executable).with_name("lint-imports")), "--no-cache", "--no-logo"]
+    return subprocess.run(
+        command, cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True
+    )
+
+
+@pytest.mark.parametrize(
+    ("module", "statement", "contract"),
+    [
+        ("cfr_agents/added.py", "import eval", "Layers"),
+        ("cfr_agents/solvers/added.py", "import cfr_agents.cli", "The CLI on top"),
+        ("eval/added.py", "from cfr_agents.cli import main", "The CLI on top"),
+        ("adapters/added.py", "import cfr_agents.policy", "Layers"),
+    ],
+)
+def test_a_new_module_is_held_to_its_layer(tmp_path: Path, module: str, statement: str, contract: str) -> None:
+    """A module the contracts do not name, importing upward, breaks ``lint-imports``; one importing
+    downward keeps it."""
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    added = tmp_path / module
+    added.write_text("import adapters.base\n")
+    assert lint_imports(tmp_path).returncode == 0
+    added.write_text(f"{statement}\n")
+    result = lint_imports(tmp_path)
+    assert result.returncode == 1
+    dotted = module.removesuffix(".py").replace("/", ".")
+    assert any(line.startswith(contract) and " BROKEN" in line for line in result.stdout.splitlines())
+    assert f"{dotted} ->" in result.stdout

@@ -3,6 +3,7 @@ regret matching, and short Deep CFR and SD-CFR runs that converge, the same for 
 
 from __future__ import annotations
 
+import csv
 import json
 import sys
 from dataclasses import replace
@@ -17,7 +18,7 @@ from adapters.tensors import encoder
 from cfr_agents.solvers.neural import NeuralSettings, make_neural_solver, networks, traversal
 from cfr_agents.solvers.sampling import kernel_tree
 from eval.exploitability import exploitability_of_strategy
-from tests.support import FLOAT32_RTOL, game, run_cli, tree
+from tests.support import game, run_cli, tree
 
 torch = pytest.importorskip("torch")
 
@@ -335,13 +336,22 @@ def train_model(folder: Path, algorithm: str, game_id: str = "rlcard:kuhn-poker"
 def test_a_trained_model_is_scored_and_played_by_path(tmp_path: Path, algorithm: str) -> None:
     sidecar, report = train_model(tmp_path, algorithm)
     assert sidecar.with_suffix(".safetensors").exists()
-    assert report["kind"] == algorithm and report["iterations"] == 6
-    assert report["hyperparameters"]["traversals"] == 200 and report["hyperparameters"]["nodes_touched"] > 0
-    assert [point[0] for point in report["curve"]] == [3, 6]
-    rows = (tmp_path / "c.csv").read_text().splitlines()
-    assert rows[0] == "iteration,seconds,nash_conv,nodes_touched" and len(rows) == 3
+    assert (report["algo"], report["iterations"], report["stopped_by"]) == (algorithm, 6, "iterations")
+    assert report["parameters"]["traversals"] == 200 and report["parameters"]["nodes_touched"] > 0
+    provenance = json.loads(sidecar.read_text())
+    assert (provenance["kind"], provenance["iterations"], provenance["nash_conv"]) == (
+        algorithm,
+        6,
+        report["nash_conv"],
+    )
+    assert provenance["hyperparameters"] == {"preset": "fast", **report["parameters"]}
+    assert [point[0] for point in provenance["curve"]] == [3, 6]
+    rows = list(csv.DictReader((tmp_path / "c.csv").open()))
+    assert [(row["iteration"], row["nodes_touched"]) for row in rows] == [
+        (str(p[0]), str(p[3])) for p in provenance["curve"]
+    ]
     status, printed, _ = run_cli(["exploitability", str(sidecar), "--json"])
-    assert status == 0 and json.loads(printed)["nash_conv"] == pytest.approx(report["nash_conv"], rel=FLOAT32_RTOL)
+    assert status == 0 and json.loads(printed)["nash_conv"] == report["nash_conv"]  # one scoring path
     status, printed, err = run_cli(["match", str(sidecar), "random", "--hands", "4000", "--json"])
     assert status == 0, err
     match = json.loads(printed)
@@ -362,11 +372,18 @@ def test_a_model_whose_weights_were_changed_is_refused(tmp_path: Path) -> None:
         (["--algo", "deep-cfr", "--sampling", "external"], "--sampling applies to the tabular solvers"),
         (["--algo", "cfr", "--traversals", "5"], "--traversals applies to --algo deep-cfr or sd-cfr only"),
         (["--algo", "sd-cfr", "--hidden", "64,x"], "is not a list of widths"),
-        (["--algo", "sd-cfr", "--advantage-init", "warm"], "advantage_init must be one of scratch, last"),
-        (["--algo", "sd-cfr", "--advantage-memory", "1000000000"], "advantage_memory must be at most 100,000,000"),
+        (["--algo", "sd-cfr", "--advantage-init", "warm"], "--advantage-init must be one of scratch, last"),
+        (["--algo", "sd-cfr", "--advantage-memory", "1000000000"], "--advantage-memory must be at most 100,000,000"),
         (["--algo", "sd-cfr", "--preset", "huge"], "unknown --preset 'huge'"),
-        (["--algo", "sd-cfr", "--learning-rate-decay", "-0.5"], "--learning-rate-decay: must be 0 or a positive"),
-        (["--algo", "sd-cfr", "--curve", "c.csv"], "--curve needs --eval-every"),
+        (["--algo", "sd-cfr", "--preset", ""], "unknown --preset ''"),
+        (["--algo", "deep-cfr", "--kept-networks", "3"], "--kept-networks applies to --algo sd-cfr only"),
+        (["--algo", "sd-cfr", "--strategy-memory", "9"], "--strategy-memory applies to --algo deep-cfr only"),
+        (["--algo", "sd-cfr", "--average-batches", "9"], "--average-batches applies to --algo deep-cfr only"),
+        (["--algo", "sd-cfr", "--average-batch-size", "9"], "--average-batch-size applies to --algo deep-cfr only"),
+        (["--algo", "sd-cfr", "--hidden", ",".join(["4096"] * 200)], "--hidden has 200 layers; at most 16"),
+        (["--algo", "sd-cfr", "--hidden", "4096,4096,4096"], "weights and biases; at most 10,000,000"),
+        (["--algo", "sd-cfr", "--hidden", "64,0"], "--hidden widths must be from 1 to 4,096"),
+        (["--algo", "sd-cfr", "--learning-rate-decay", "-0.5"], "--learning-rate-decay: must be in [0, 1], got -0.5"),
         (["--algo", "deep-cfr", "--game", "openspiel:leduc_poker(suit_isomorphism=True,bogus=1)"], "bogus"),
     ],
 )
@@ -382,3 +399,83 @@ def test_without_torch_neural_training_names_the_extra(tmp_path: Path, monkeypat
     argv = ["train", "--game", "openspiel:kuhn_poker", "--algo", "sd-cfr", "--iterations", "2"]
     status, _, err = run_cli([*argv, "--out", str(tmp_path / "m.json")])
     assert status == 2 and "pip install 'cfr-agents[nfsp]'" in err and len(err.splitlines()) == 1
+
+
+TINY = replace(FAST, traversals=20, advantage_batches=3, advantage_batch_size=32, average_batches=3, hidden=(8,))
+"""Settings of a few milliseconds an iteration on Kuhn."""
+
+
+def kuhn_solver(algorithm: str, settings: NeuralSettings = TINY, seed: int = 0) -> Any:
+    compiled = tree(KUHN)
+    tensors = encoder(game(KUHN)).of_keys(compiled.infoset_keys)
+    return make_neural_solver(compiled, tensors, algorithm, settings, rng=np.random.default_rng(seed))
+
+
+def assert_same_state(one: dict[str, np.ndarray], other: dict[str, np.ndarray]) -> None:
+    assert sorted(one) == sorted(other)
+    for name, array in one.items():
+        assert array.dtype == other[name].dtype and np.array_equal(array, other[name]), name
+
+
+@pytest.mark.parametrize("algorithm", ["deep-cfr", "sd-cfr"])
+@pytest.mark.parametrize("advantage_init", ["scratch", "last"])
+def test_a_restored_solver_continues_bit_for_bit(algorithm: str, advantage_init: str) -> None:
+    """``state()`` after 4 iterations, restored into a solver built from another seed, runs 3 more iterations
+    exactly as the solver that ran 7 at once: networks, Adam's moments, reservoirs, streams and the average."""
+    settings = replace(TINY, advantage_init=advantage_init, advantage_memory=150, strategy_memory=150)
+    whole, part = kuhn_solver(algorithm, settings), kuhn_solver(algorithm, settings)
+    whole.run(7)
+    part.run(4)
+    resumed = kuhn_solver(algorithm, settings, seed=99)
+    resumed.restore(part.state())
+    resumed.run(3)
+    assert resumed.iteration == 7 and resumed.nodes_touched == whole.nodes_touched
+    assert whole.advantage_memories[0].seen > 150  # full reservoirs: slots drawn from the stream
+    assert_same_state(resumed.state(), whole.state())
+    np.testing.assert_array_equal(resumed.average_strategy(), whole.average_strategy())
+
+
+def test_asking_for_deep_cfr_s_average_leaves_the_iterations_unchanged() -> None:
+    """The average-strategy network is trained from a generator of its own: asking for it between iterations
+    (an exact check, a curve point) changes neither the iterations that follow nor the network itself."""
+    asked, quiet = kuhn_solver("deep-cfr"), kuhn_solver("deep-cfr")
+    for _ in range(4):
+        asked.run(1)
+        asked.average_strategy()
+    quiet.run(4)
+    assert_same_state(asked.state(), quiet.state())
+    np.testing.assert_array_equal(asked.average_strategy(), quiet.average_strategy())
+
+
+@pytest.mark.parametrize("algorithm", ["deep-cfr", "sd-cfr"])
+def test_a_diverging_network_stops_the_run_in_one_line(tmp_path: Path, algorithm: str) -> None:
+    """Adam with a step of 1e308 makes the value networks' weights infinite: the run stops, naming the
+    network, before anything is scored or saved."""
+    from adapters.inputs import InputError
+    from cfr_agents.checkpoint import save_checkpoint
+    from cfr_agents.training import StopRule, train
+
+    solver = kuhn_solver(algorithm, replace(TINY, learning_rate=1e308))
+    with pytest.raises(InputError, match=r"value network .* not finite .*learning_rate 1e\+308") as refused:
+        train(solver, StopRule(iterations=3), lambda t, strategy: exploitability_of_strategy(t, strategy).nash_conv)
+    assert "\n" not in str(refused.value)
+    with pytest.raises(InputError, match="not finite"):
+        save_checkpoint(tmp_path / "c.npz", solver, seed=0)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_model_with_weights_that_are_not_finite_is_not_saved(tmp_path: Path) -> None:
+    from adapters.inputs import InputError
+    from cfr_agents.neural_policy import from_solver
+    from eval.opponents.neural import save
+    from eval.opponents.provenance import Provenance
+
+    solver = kuhn_solver("sd-cfr")
+    solver.run(3)
+    model = from_solver(solver)
+    name = sorted(model.weights)[0]
+    model.weights[name][0] = np.nan
+    provenance = Provenance("sd-cfr", KUHN, "", "chips", None, 3, 0, {}, 0.0, {}, 0.0, 0.0)
+    with pytest.raises(InputError, match=f"weights {name!r} are not finite; nothing was saved"):
+        save(tmp_path / "m.json", model, provenance)
+    assert list(tmp_path.iterdir()) == []

@@ -4,20 +4,24 @@ The cases are generated from :func:`cfr_agents.cli.build_parser`: every command'
 declared inputs or outputs (:mod:`cfr_agents.cli.paths`), and every pair (output, input) of every
 command is tried with the output naming the input itself, a symlink to it, and a hard link to it. A
 command added later is covered as soon as it declares its paths, and
-:func:`test_every_string_argument_is_declared_a_path_or_not` fails until it does.
+:func:`test_every_string_argument_is_declared_a_path_or_not` fails until it does. What an input makes a
+command read beside it is an input too: the weights its model sidecar names, the tree cache's entries.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from cfr_agents import tree_cache
 from cfr_agents.cli import build_parser
 from cfr_agents.cli.paths import HOLDS, ROLE, UPDATES, path_actions
+from eval.opponents.registry import MODELS
 from tests.support import run_cli
 
 NOT_PATHS = {
@@ -30,7 +34,7 @@ NOT_PATHS = {
     ("opponents", "game"),
     ("best-response", "game"),
     ("train-opponent", "game"),
-    ("train-opponent", "hyperparameters"),
+    ("train-opponent", "preset"),
     ("match", "game"),
     ("tournament", "game"),
     ("tournament", "ray"),
@@ -145,13 +149,32 @@ def test_no_output_may_be_an_input(tmp_path: Path, name: str, output: str, input
     assert source.read_text() == "the input\n"
 
 
-def test_a_models_weights_are_an_input_too(tmp_path: Path) -> None:
-    sidecar, weights = tmp_path / "model.json", tmp_path / "model.safetensors"
-    sidecar.write_text("{}\n")
-    weights.write_bytes(b"weights")
-    status, _, err = run_cli(["best-response", str(sidecar), "--out", str(weights)])
-    assert status == 2 and "would overwrite the input" in err and str(weights) in err, err
-    assert weights.read_bytes() == b"weights"
+@pytest.mark.parametrize("family", ["deep-cfr_leduc_poker", "openspiel-nfsp_leduc_poker"])
+def test_a_models_weights_are_the_file_its_sidecar_names(tmp_path: Path, family: str) -> None:
+    """A renamed sidecar (``mv sd.json model.json``) still reads ``sd.safetensors``: no output may land there."""
+    weights, sidecar = tmp_path / f"{family}.safetensors", tmp_path / "model.json"
+    shutil.copy(MODELS / weights.name, weights)
+    shutil.copy(MODELS / f"{family}.json", sidecar)
+    before = weights.read_bytes()
+    for argv in (
+        ["best-response", str(sidecar), "--out", str(weights)],
+        ["match", str(sidecar), "random", "--hands", "4", "--log", str(weights)],
+    ):
+        status, _, err = run_cli(argv)
+        assert status == 2 and err.count("\n") == 1, err
+        assert f"would overwrite the input {str(weights)!r} (the weights of {str(sidecar)!r})" in err, err
+    assert weights.read_bytes() == before
+
+
+def test_a_tree_cache_entry_is_an_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    argv = ["best-response", "random", "--game", "openspiel:kuhn_poker", "--out"]
+    assert run_cli([*argv, str(tmp_path / "br.json")]).status == 0  # compiles the tree, and caches it
+    [entry] = tree_cache.directory().glob("*.npz")
+    before = entry.read_bytes()
+    status, _, err = run_cli([*argv, str(entry)])
+    assert status == 2 and err.count("\n") == 1 and "(a tree-cache entry)" in err, err
+    assert entry.read_bytes() == before
 
 
 def test_resume_may_checkpoint_into_the_file_it_resumes(tmp_path: Path) -> None:

@@ -263,7 +263,7 @@ def test_train_opponent_records_its_exact_curve_and_stops_at_a_target(
     capsys.readouterr()
     data = json.loads(out.read_text())
     provenance = provenance_of(data, str(out))
-    assert [point.amount for point in provenance.curve] == [10, 20, 30, 40]
+    assert [point.iteration for point in provenance.curve] == [10, 20, 30, 40]
     assert provenance.curve[-1].nash_conv == provenance.nash_conv and provenance.stopped_by == "amount"
     assert main(["exploitability", str(out), "--json"]) == 0  # the last check measured the saved agent
     assert json.loads(capsys.readouterr().out)["nash_conv"] == pytest.approx(provenance.nash_conv, abs=1e-12)
@@ -288,3 +288,42 @@ def test_every_family_is_one_registry_spec() -> None:
     assert cli_commands()["train-opponent"]._option_string_actions["--hyperparameters"] is not None
     [kind] = [a for a in cli_commands()["train-opponent"]._actions if a.dest == "kind"]
     assert list(kind.choices or []) == list(TRAINABLE)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("kind", ["rlcard-cfr"], "its field 'kind' must be a string"),
+        ("game", {"a": 0}, "its field 'game' must be a string"),
+        ("iterations", [20000], "its field 'iterations' must be an integer"),
+        ("iterations", None, "gives neither the episodes nor the iterations trained"),
+        ("training_seconds", [0], "its field 'training_seconds' must be a finite number"),
+        ("nash_conv", True, "its field 'nash_conv' must be a finite number"),
+        ("curve", [[0]], "its field 'curve' must hold [iteration, seconds, NashConv(, nodes)] points"),
+        ("policy", [0], "has no valid RLCard CFR tables"),
+    ],
+)
+def test_an_opponent_file_with_a_field_of_another_type_is_refused(
+    tmp_path: Path, field: str, value: object, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads(shipped_model("rlcard-cfr", game("rlcard:leduc-holdem")).read_text())
+    path = tmp_path / "table.json"
+    path.write_text(json.dumps({**data, field: value}))
+    assert main(["exploitability", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and message in err, err
+
+
+@pytest.mark.parametrize("row", [[0.5], [-1.0, 2.0, 0.0, 0.0], [float("nan")] * 4])
+def test_an_rlcard_cfr_table_with_a_row_it_cannot_play_is_refused(
+    tmp_path: Path, row: list[float], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A row of another length, with a negative probability or a nan: refused as the table is read, not when
+    a hand reaches it."""
+    data = json.loads(shipped_model("rlcard-cfr", game("rlcard:leduc-holdem")).read_text())
+    data["average_policy"] = dict.fromkeys(data["average_policy"], row)
+    path = tmp_path / "table.json"
+    path.write_text(json.dumps(data))
+    assert main(["exploitability", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "each row of its 'average_policy' table must be 4 finite numbers" in err, err

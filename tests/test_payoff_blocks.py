@@ -105,3 +105,30 @@ def test_strengths_fit_a_showdown_and_refuse_a_cycle() -> None:
     np.testing.assert_array_equal(np.sign(rows[:, None] - columns[None, :])[present], showdown[present])
     cycle = np.array([[0, -1, 1], [1, 0, -1], [-1, 1, 0]], dtype=np.int8)  # rock, paper, scissors
     assert strengths(cycle) is None
+
+
+BLOCK_CORRUPTIONS: dict[str, Callable[[dict[str, np.ndarray]], None]] = {
+    "player 1's blocks overlapping player 0's": lambda a: a["block_bounds"].__setitem__((1, 0), 0),
+    "player 0's entries starting before the first": lambda a: a["entry_bounds"].__setitem__((0, 0), -1),
+    "an entry value that is not a number": lambda a: a["entry_value"].__setitem__(0, np.nan),
+    "a block's scale that is infinite": lambda a: a["scale"].__setitem__(0, np.inf),
+    "row sequences in two dimensions": lambda a: a.__setitem__("row_sequence", a["row_sequence"].reshape(1, -1)),
+}
+
+
+@pytest.mark.parametrize("corruption", BLOCK_CORRUPTIONS)
+def test_stored_blocks_that_the_kernel_would_misread_are_refused(
+    corruption: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stored entry is decoded only if the kernel, which does not check bounds, would read each player's own
+    blocks and entries, and finite numbers."""
+    monkeypatch.setattr(blocks_module, "BLOCK_STEP", 0)  # every ranked group a block
+    monkeypatch.setattr(blocks_module, "BLOCK_OVERHEAD", -1)
+    compiled = tree("rlcard:leduc-holdem")
+    arrays = blocks_module._to_arrays(blocks_module._lay_out(compiled))
+    laid_out = blocks_module._from_arrays(compiled, arrays)  # as laid out: accepted
+    assert (np.diff(laid_out.block_bounds, axis=1) > 0).all() and (np.diff(laid_out.entry_bounds, axis=1) > 0).all()
+    stored = {name: array.copy() for name, array in arrays.items()}
+    BLOCK_CORRUPTIONS[corruption](stored)
+    with pytest.raises(ValueError, match="payoff blocks"):
+        blocks_module._from_arrays(compiled, stored)

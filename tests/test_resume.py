@@ -15,6 +15,7 @@ import pytest
 
 from cfr_agents import make_solver
 from cfr_agents.checkpoint import load_checkpoint, save_checkpoint
+from cfr_agents.cli.common import GLOBAL_OPTIONS
 from cfr_agents.cli.train_neural import HYPERPARAMETERS
 from cfr_agents.solvers import Solver
 from cfr_agents.training import StopRule, train
@@ -121,6 +122,12 @@ def writes_one_curve_point(result: CliRun, folder: Path) -> None:
     assert [row["iteration"] for row in csv.DictReader((folder / "c.csv").open())] == [str(START + 1)]
 
 
+def every_five(result: CliRun, folder: Path) -> None:
+    """``--eval-every 5``: the curve's points are the multiples of 5 past the checkpoint."""
+    assert resumed_report(result)["iterations"] == 20
+    assert [row["iteration"] for row in csv.DictReader((folder / "c.csv").open())] == ["15", "20"]
+
+
 def checkpoints_elsewhere(result: CliRun, folder: Path) -> None:
     assert resumed_report(result)["iterations"] == 20
     assert load_checkpoint(folder / "next.npz").iteration == 20
@@ -216,26 +223,29 @@ CASES = [
         for value, check in [(same, works_with_json), (other, refused("--alpha/--beta/--gamma differ"))]
     ),
     Case("--alpha", [*TOTAL_20, "--alpha", "1.5"], refused("--alpha/--beta/--gamma differ")),
-    *(  # neural CFR trains afresh: its options are refused with a checkpoint of the tabular solvers
+    Case(
+        "--eval-every", [*RESUME, "--iterations", "20", "--eval-every", "5", "--curve", "c.csv", "--json"], every_five
+    ),
+    *(  # the neural solvers' options are refused with a checkpoint of the tabular solvers
         Case(option, [*TOTAL_20, option, value], refused(f"{option} applies to --algo deep-cfr or sd-cfr only"))
         for option, value in [
+            ("--learning-rate-decay", "0.5"),
             ("--preset", "fast"),
-            ("--eval-every", "5"),
             *(
-                (f"--{name.replace('_', '-')}", "scratch" if name == "advantage_init" else "2")
+                (f"--{name.replace('_', '-')}", {"advantage_init": "scratch", "learning_rate": "0.5"}.get(name, "2"))
                 for name in HYPERPARAMETERS
+                if name != "learning_rate_decay"
             ),
         ]
     ),
-    Case(
-        "--algo", [*TOTAL_20, "--algo", "sd-cfr"], refused("--resume applies to the tabular solvers, not --algo sd-cfr")
-    ),
+    Case("--algo", [*TOTAL_20, "--algo", "sd-cfr"], refused("the checkpoint is for algorithm 'cfr', not 'sd-cfr'")),
 ]
 
 
 def test_every_option_of_train_is_tried_with_resume() -> None:
-    """An option added to ``train`` needs a case here."""
-    options = {s for action in cli_commands()["train"]._actions for s in action.option_strings} - {"-h", "--help"}
+    """An option added to ``train`` needs a case here (those of ``cfr-agents`` itself are refused after it)."""
+    options = {s for action in cli_commands()["train"]._actions for s in action.option_strings}
+    options -= {"-h", "--help", *GLOBAL_OPTIONS}
     assert {case.option for case in CASES} == options
 
 
@@ -330,3 +340,30 @@ def test_a_run_already_at_its_total_runs_nothing_and_has_no_rate() -> None:
     run = train(solver, StopRule(iterations=START), nash_conv)
     assert (run.started_at, run.iterations, run.iterations_run, run.solve_seconds) == (START, START, 0, 0.0)
     assert run.iterations_per_second is None
+
+
+HS_KUHN = ["--game", KUHN, "--algo", "hs-pcfr+"]
+
+
+def test_a_schedule_spanning_the_checkpoint_s_run_is_not_stretched_on_resume(tmp_path: Path) -> None:
+    """HS-PCFR+'s schedule spans T = --iterations. A checkpoint of a 40-iteration run resumed to 100 would go
+    on with T = 40, which is no fresh 100-iteration run: refused in one line. Resumed to its own T after a
+    time limit stopped it short, it is the fresh run, byte for byte."""
+    folder = tmp_path
+    whole, part, resumed = (str(folder / name) for name in ("whole.json", "part.json", "resumed.json"))
+    checkpoint = str(folder / "c.npz")
+    assert run_cli(["train", *HS_KUHN, "--iterations", "40", "--out", part, "--checkpoint", checkpoint]).status == 0
+    stretched = run_cli(["train", "--resume", checkpoint, "--iterations", "100", "--out", resumed])
+    assert stretched.status == 2 and len(stretched.err.splitlines()) == 1, stretched
+    assert "schedule spans T = 40 iterations" in stretched.err and "--iterations 40" in stretched.err
+    assert not Path(resumed).exists()
+    untimed = run_cli(["train", "--resume", checkpoint, "--time-limit", "1", "--out", resumed])
+    assert untimed.status == 2 and "a fresh run with no --iterations spans 1000" in untimed.err, untimed
+
+    argv = [*HS_KUHN, "--iterations", "20000", "--out", part, "--checkpoint", checkpoint, "--time-limit", "1e-3"]
+    assert run_cli(["train", *argv]).status == 0
+    stopped_at = load_checkpoint(checkpoint).iteration
+    assert 0 < stopped_at < 20000
+    assert run_cli(["train", "--resume", checkpoint, "--iterations", "20000", "--out", resumed]).status == 0
+    assert run_cli(["train", *HS_KUHN, "--iterations", "20000", "--out", whole]).status == 0
+    assert Path(resumed).read_bytes() == Path(whole).read_bytes()

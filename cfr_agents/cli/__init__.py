@@ -2,7 +2,9 @@
 
 One module per command; each has ``register(commands)``, which adds its sub-parser, and
 ``run(args) -> exit status``. Bad input (unknown game or algorithm, bad numbers, a missing,
-corrupt or mismatched file) prints one line ``cfr-agents: error: ...`` and exits with status 2.
+corrupt or mismatched file) prints one line ``cfr-agents: error: ...`` and exits with status 2; a library
+refusal that names its parameters (:class:`~adapters.inputs.ParameterError`) names them as the command's
+options (:func:`options`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 
-from adapters.inputs import InputError
+from adapters.inputs import InputError, ParameterError
 from cfr_agents.cli import (
     best_response,
     exploitability,
@@ -28,8 +30,8 @@ from cfr_agents.cli import (
     train,
     train_opponent,
 )
-from cfr_agents.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, Parser, one_line
-from cfr_agents.cli.paths import check_no_overwrite
+from cfr_agents.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, CommandParser, Parser, one_line
+from cfr_agents.cli.paths import check_no_overwrite, command_parser
 from cfr_agents.tree_cache import DISABLE_VARIABLE
 
 DESCRIPTION = (
@@ -58,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help=f"build every game tree afresh, neither reading nor writing the tree cache (as {DISABLE_VARIABLE}=1 does)",
     )
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=CommandParser)
     for module in COMMANDS:
         module.register(commands)
     return parser
@@ -73,6 +75,8 @@ def version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    parser: argparse.ArgumentParser | None = None
+    args: argparse.Namespace | None = None
     try:  # also Ctrl-C while the parser is built (train-opponent loads the opponent registry) or reads argv
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -81,11 +85,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _tree_cache(on=not args.no_tree_cache):
             return run(args)
     except InputError as error:
-        print(f"cfr-agents: error: {one_line(str(error))}", file=sys.stderr)
+        message = str(error)
+        if isinstance(error, ParameterError) and parser is not None and args is not None:
+            message = error.render(options(parser, args))
+        print(f"cfr-agents: error: {one_line(message)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt as interrupt:
         print(f"cfr-agents: interrupted{f'; {interrupt}' if str(interrupt) else ''}", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Callable[[str], str]:
+    """How the command ``args`` were parsed for writes a library parameter: as the option that sets it,
+    the program's or the command's whose ``dest`` it is (``chance_draws`` -> ``--chance-draws``); a
+    parameter the command sets otherwise (a ``--grid`` key of ``sweep``) keeps its name."""
+    flags = {
+        action.dest: max(action.option_strings, key=len)
+        for command in (parser, command_parser(parser, args))
+        for action in command._actions
+        if action.option_strings
+    }
+    return lambda name: flags.get(name, name)
 
 
 @contextlib.contextmanager
@@ -106,4 +126,4 @@ def _tree_cache(*, on: bool) -> Iterator[None]:
             os.environ[DISABLE_VARIABLE] = before
 
 
-__all__ = ["COMMANDS", "build_parser", "main", "version"]
+__all__ = ["COMMANDS", "build_parser", "main", "options", "version"]

@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import errno
 import math
-import os
 import signal
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any, NoReturn
 
-from adapters.inputs import InputError
+from adapters.inputs import Interval
 from cfr_agents.exit_status import EXIT_DISAGREE as EXIT_DISAGREE
 from cfr_agents.exit_status import EXIT_INTERRUPTED as EXIT_INTERRUPTED
 from cfr_agents.exit_status import EXIT_USAGE as EXIT_USAGE
-from cfr_agents.files import check_outputs
+from cfr_agents.files import output_dir as output_dir
 
 _LINE_BREAKS = {ord(c): repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
 
@@ -41,6 +39,32 @@ class Parser(argparse.ArgumentParser):
     def format_help(self) -> str:
         """argparse's help with reStructuredText double backticks removed: docstrings read plainly."""
         return super().format_help().replace("``", "")
+
+
+GLOBAL_OPTIONS = ("--version", "--no-tree-cache")
+"""The options of ``cfr-agents`` itself, which go before the command."""
+
+
+class CommandParser(Parser):
+    """The parser of a command (``cfr-agents train``, ``cfr-agents plot curves``). An option of ``cfr-agents``
+    itself given after the command is refused in one line that names the command and says where the option
+    goes; argparse would say ``unrecognized arguments`` without naming the command, or first ask for the
+    command's required arguments."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for option in GLOBAL_OPTIONS:
+            self.add_argument(
+                option, action=_BeforeTheCommand, nargs=0, default=argparse.SUPPRESS, help=argparse.SUPPRESS
+            )
+
+
+class _BeforeTheCommand(argparse.Action):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option: str | None = None) -> None:
+        program, _, command = parser.prog.partition(" ")
+        parser.error(
+            f"{option} is an option of {program} itself: give it before the command ({program} {option} {command} ...)"
+        )
 
 
 MAX_COUNT = 10**12
@@ -110,31 +134,37 @@ def hands(text: str) -> int:
     return _integer(text, None, "", MAX_HANDS)
 
 
-def _float(text: str, zero: bool) -> float:
-    """A finite number above 0, or from 0 on when ``zero``."""
+NASH_CONV_TARGET = Interval(1e-15, 1e6)
+"""A NashConv or exploitability to reach (``--target-nash-conv``, ``--precision``, ...), in the game's units:
+below 1e-15 it is the float64 rounding of payoffs of order one, above 1e6 more than any game here can pay."""
+SECONDS = Interval(0.0, 1e9, open_low=True)
+"""A duration in seconds (``--time-limit``, ``--checkpoint-every``): at most 10^9 s, about 32 years."""
+
+
+def _number(text: str) -> float:
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{_shown(text)} is not a number") from None
-    if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
-        what = "0 or a positive number" if zero else "a positive number"
-        raise argparse.ArgumentTypeError(f"must be {what}, got {_shown(text)}")
-    return value
 
 
-def positive_float(text: str) -> float:
-    return _float(text, zero=False)
+@dataclass(frozen=True)
+class Within:
+    """The type of an option whose values are ``allowed`` (its help names them): anything else is refused in
+    one line."""
 
+    allowed: Interval
 
-def non_negative_float(text: str) -> float:
-    return _float(text, zero=True)
+    def __call__(self, text: str) -> float:
+        value = _number(text)
+        if value not in self.allowed:
+            raise argparse.ArgumentTypeError(self.allowed.refusal(value))
+        return value
 
 
 def real(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{_shown(text)} is not a number") from None
+    """Any number but nan, for an option whose range the library checks (``--alpha``: :class:`UpdateRule`)."""
+    value = _number(text)
     if math.isnan(value):
         raise argparse.ArgumentTypeError("must be a number, got nan")
     return value
@@ -184,45 +214,6 @@ def add_executor_options(command: Any) -> None:
         metavar="HOST:PORT",
         help="run on Ray: a local runtime, or the cluster at HOST:PORT (extra 'ray')",
     )
-
-
-def output_dir(out: str, names: Sequence[str], *, create: bool = True) -> Path:
-    """``out`` as a directory to write into, with the files ``names`` in it checked writable
-    (:func:`cfr_agents.files.check_outputs`: no special files, no two that are one).
-
-    A missing directory whose parent exists is created; with ``create=False`` it is only checked to be
-    creatable, so that a command that may still refuse its input leaves nothing behind (it calls again,
-    creating it, when it writes).
-    """
-    path = Path(out)
-    try:
-        exists, is_dir = path.exists(), path.is_dir()
-    except OSError as error:  # a name longer than the file system allows, ...
-        raise InputError(f"cannot use --out {out!r}: {error.strerror}") from None
-    if exists and not is_dir:
-        raise InputError(f"--out {out!r} is not a directory")
-    if not exists:
-        if not create:
-            _check_creatable(path, out)
-            return path
-        try:
-            path.mkdir()
-        except OSError as error:
-            raise InputError(f"cannot create directory {out!r}: {error.strerror}") from None
-    check_outputs(*(path / name for name in names))
-    return path
-
-
-def _check_creatable(path: Path, out: str) -> None:
-    """Refuse, as ``mkdir`` would, a directory that could not be created."""
-    parent = path.absolute().parent
-    if not parent.is_dir():
-        problem = errno.ENOTDIR if parent.exists() else errno.ENOENT
-    elif not os.access(parent, os.W_OK | os.X_OK):
-        problem = errno.EACCES
-    else:
-        return
-    raise InputError(f"cannot create directory {out!r}: {os.strerror(problem)}")
 
 
 def plotting_unavailable() -> str | None:

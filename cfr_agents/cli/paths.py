@@ -3,22 +3,20 @@
 Every path argument of every command is declared with :func:`add_input` or :func:`add_output` (a
 directory of outputs names the files it will hold; the path itself is checked too, for a command whose
 output is a file in one mode and a directory in another). :func:`check_no_overwrite` runs in
-:func:`cfr_agents.cli.main` before any command does work, so a command cannot skip it: an output that
-resolves to one of the command's inputs -- through symlinks and hard links, as
-:func:`cfr_agents.files.check_outputs` resolves outputs -- is refused with one line. A model file's
-weights (``model.json`` -> ``model.safetensors``) count as an input beside it.
+:func:`cfr_agents.cli.main` before any command does work, so a command cannot skip it: it gathers the
+files the command reads and hands each output to :func:`cfr_agents.files.check_no_overwrite`. The files
+read are each input argument's file and what loading it reads beside it -- a model sidecar's weights, found
+as the loader finds them (:func:`eval.opponents.nfsp.weights_read`) -- and the tree cache's entries.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from adapters.inputs import InputError
+from cfr_agents import files, tree_cache
 
 ROLE = "path_role"
 """The attribute an argument's :class:`argparse.Action` carries: ``"input"`` or ``"output"``."""
@@ -59,39 +57,48 @@ def path_actions(parser: argparse.ArgumentParser, role: str) -> list[argparse.Ac
 
 
 def check_no_overwrite(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Refuse, in one line, an output of the command ``args`` were parsed for that is one of its inputs."""
-    command = _command_parser(parser, args)
-    inputs: dict[tuple[int, int], tuple[str, str]] = {}
-    for action in path_actions(command, "input"):
+    """Refuse, in one line, an output of the command ``args`` were parsed for that is one of the files it reads."""
+    command = command_parser(parser, args)
+    outputs = path_actions(command, "output")
+    if not outputs:
+        return
+    reads = [read for action in path_actions(command, "input") for read in _reads(args, action)]
+    reads += [files.Read(entry, "", "a tree-cache entry") for entry in _cache_entries()]
+    for action in outputs:
+        flag = action.option_strings[0] if action.option_strings else action.dest
         for shown in _values(args, action):
-            given = Path(shown)
-            for path in (given, given.with_suffix(".safetensors")) if given.name else (given,):  # "", ".", "/"
-                identity = _identity(path)
-                if identity is not None:
-                    inputs.setdefault(identity, (action.dest, os.fspath(path)))
-    for action in path_actions(command, "output"):
-        holds: tuple[str, ...] = getattr(action, HOLDS)
-        for shown in _values(args, action):
-            for path in [Path(shown), *(Path(shown) / name for name in holds)]:
-                identity = _identity(path)
-                if identity is None or identity not in inputs:
-                    continue
-                dest, input_path = inputs[identity]
-                if dest != getattr(action, UPDATES):
-                    raise InputError(
-                        f"{action.option_strings[0] if action.option_strings else action.dest} {shown!r} "
-                        f"would overwrite the input {input_path!r}"
-                        + (f" (it writes {path.name!r} there)" if path != Path(shown) else "")
-                    )
+            files.check_no_overwrite(reads, flag, shown, holds=getattr(action, HOLDS), updates=getattr(action, UPDATES))
 
 
-def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+def _reads(args: argparse.Namespace, action: argparse.Action) -> Iterator[files.Read]:
+    """The files the values of the input ``action`` make the command read: each one that is a regular file,
+    and the weights a model sidecar names."""
+    for shown in _values(args, action):
+        if files.file_identity(shown) is None:
+            continue  # an agent's name, or a file its reader will refuse
+        yield files.Read(Path(shown), action.dest)
+        from eval.opponents.nfsp import weights_read
+
+        weights = weights_read(shown)
+        if weights is not None:
+            yield files.Read(weights, action.dest, f"the weights of {shown!r}")
+
+
+def _cache_entries() -> list[Path]:
+    """The files in the tree cache's directory (none when it is missing or cannot be listed)."""
+    try:
+        return sorted(tree_cache.directory().iterdir())
+    except OSError:
+        return []
+
+
+def command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
     """The innermost sub-command's parser that ``args`` came from (``plot curves`` -> its parser)."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             chosen = getattr(args, action.dest, None)
             if chosen in action.choices:
-                return _command_parser(action.choices[chosen], args)
+                return command_parser(action.choices[chosen], args)
     return parser
 
 
@@ -101,13 +108,3 @@ def _values(args: argparse.Namespace, action: argparse.Action) -> Iterator[str]:
         yield value
     elif isinstance(value, list):
         yield from (item for item in value if isinstance(item, str))
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    """``(device, inode)`` of the regular file ``path`` resolves to, else ``None`` (missing, not a
-    regular file, or a name the file system cannot look up)."""
-    try:
-        info = path.stat()
-    except (OSError, ValueError):
-        return None
-    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None

@@ -14,11 +14,13 @@ from typing import Any
 from tqdm import tqdm
 
 from adapters.inputs import InputError
-from cfr_agents.cli.common import add_executor_options, output_dir, positive_float, positive_int
+from cfr_agents.cli.common import NASH_CONV_TARGET, SECONDS, Within, add_executor_options, output_dir, positive_int
 from cfr_agents.cli.paths import add_output
 from cfr_agents.files import write_atomic
 from cfr_agents.jobs import executor
 from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES
+from cfr_agents.solvers.sampling import EPSILON
+from cfr_agents.solvers.update_rule import ALPHA, BETA, GAMMA
 from eval.sweep import (
     Spread,
     Stop,
@@ -44,18 +46,26 @@ def register(commands: Any) -> None:
     command.add_argument(
         "--grid",
         required=True,
-        help='e.g. "alpha=1,1.5,2;gamma=1,2,3" (alpha, beta, gamma, epsilon, averaging, chance_draws)',
+        help='e.g. "alpha=1,1.5,2;gamma=1,2,3": alpha, beta, gamma, epsilon, averaging, chance_draws, each number in '
+        f"its range (alpha {ALPHA}, beta {BETA}, gamma {GAMMA}, epsilon {EPSILON})",
     )
     command.add_argument("--seeds", default="0", help="e.g. 0-4 or 0,3,7 (default 0)")
-    command.add_argument("--target-nash-conv", type=positive_float, metavar="X", help="stop at NashConv <= X")
+    command.add_argument(
+        "--target-nash-conv",
+        type=Within(NASH_CONV_TARGET),
+        metavar="X",
+        help=f"stop at NashConv <= X, X in {NASH_CONV_TARGET}",
+    )
     command.add_argument("--iterations", type=positive_int, help="iteration cap")
-    command.add_argument("--time-limit", type=positive_float, metavar="S", help="solve-time cap per job, seconds")
+    command.add_argument(
+        "--time-limit", type=Within(SECONDS), metavar="S", help=f"solve-time cap per job, seconds, in {SECONDS}"
+    )
     command.add_argument(
         "--checkpoint-every",
-        type=positive_float,
+        type=Within(SECONDS),
         default=30.0,
         metavar="SECONDS",
-        help="seconds between a job's checkpoints (default 30)",
+        help=f"seconds between a job's checkpoints, in {SECONDS} (default 30)",
     )
     add_output(
         command, "--out", holds=OUTPUTS, required=True, metavar="DIR", help="directory for results and job checkpoints"

@@ -1,4 +1,9 @@
-"""``cfr-agents train``: train a policy on any game and save it as JSON."""
+"""``cfr-agents train``: train a policy (or a Deep CFR / SD-CFR model) on any game and save it.
+
+Every solver -- full-tree, sampled, neural -- runs through one loop (:func:`cfr_agents.training.train`)
+with the same stopping rules, curve, checkpoints and report; an option that does not apply to the
+solver's family is refused in one line.
+"""
 
 from __future__ import annotations
 
@@ -15,27 +20,38 @@ import numpy as np
 import cfr_agents.cli.train_neural as train_neural
 from adapters import Game, load_game
 from adapters.inputs import InputError
-from cfr_agents.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
-from cfr_agents.cli.common import deferred_interrupt, mbb, non_negative_int, positive_float, positive_int, real
+from cfr_agents.checkpoint import AnyCheckpoint, Checkpoint, NeuralCheckpoint, read_checkpoint, save_checkpoint
+from cfr_agents.cli.common import (
+    NASH_CONV_TARGET,
+    SECONDS,
+    Within,
+    deferred_interrupt,
+    mbb,
+    non_negative_int,
+    positive_int,
+    real,
+)
 from cfr_agents.cli.paths import add_input, add_output
 from cfr_agents.files import check_outputs, write_atomic
-from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES, TUNABLE, Solver, make_solver
-from cfr_agents.solvers.sampling import CHANCE_DRAWS, DEFAULT_EPSILON, check_sampling
-from cfr_agents.training import StopRule, TrainingRun, train
-from cfr_agents.tree import compile_tree
-from eval.train_report import curve_csv, nash_conv, train_report
+from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES, TUNABLE, make_solver
+from cfr_agents.solvers.neural import NEURAL, NeuralSolver, infoset_tensors, make_neural_solver
+from cfr_agents.solvers.sampling import CHANCE_DRAWS, DEFAULT_EPSILON, EPSILON, check_sampling
+from cfr_agents.solvers.update_rule import ALPHA, BETA, GAMMA
+from cfr_agents.training import StopRule, Trainable, TrainingRun, curve_csv, train
+from cfr_agents.tree import CompiledTree, compile_tree
+from eval.train_report import nash_conv, train_report
 
 CHECKPOINT_EVERY = 60.0
 """Seconds between checkpoints unless ``--checkpoint-every`` says otherwise."""
 
 
 def register(commands: Any) -> None:
-    command = commands.add_parser("train", help="train a policy and save it as JSON")
+    command = commands.add_parser("train", help="train a policy (or a neural CFR model) and save it as JSON")
     command.add_argument("--game", help="openspiel:<game string> or rlcard:<env id>")
     command.add_argument(
         "--algo",
-        choices=[*sorted(ALGORITHMS), *train_neural.NEURAL],
-        help="update rule (from the checkpoint with --resume), or neural CFR: deep-cfr, sd-cfr",
+        choices=[*sorted(ALGORITHMS), *NEURAL],
+        help="update rule, or neural CFR: deep-cfr, sd-cfr (from the checkpoint with --resume)",
     )
     command.add_argument(
         "--suit-isomorphism",
@@ -45,7 +61,9 @@ def register(commands: Any) -> None:
     )
     command.add_argument("--sampling", choices=SAMPLING_CHOICES, help="none (full tree; default) or an MCCFR scheme")
     command.add_argument("--averaging", metavar="MODE", help="average-strategy mode of the sampling scheme")
-    command.add_argument("--epsilon", type=real, help=f"outcome sampling's exploration (default {DEFAULT_EPSILON})")
+    command.add_argument(
+        "--epsilon", type=real, help=f"outcome sampling's exploration, in {EPSILON} (default {DEFAULT_EPSILON})"
+    )
     command.add_argument(
         "--chance-draws",
         choices=CHANCE_DRAWS,
@@ -53,22 +71,48 @@ def register(commands: Any) -> None:
         "low-discrepancy uniform per traversal drives them all",
     )
     command.add_argument("--iterations", type=positive_int, help="total iterations to run (a cap with targets)")
-    command.add_argument("--target-nash-conv", type=positive_float, metavar="X", help="stop at NashConv <= X")
-    command.add_argument("--time-limit", type=positive_float, metavar="S", help="stop after S seconds")
-    command.add_argument("--seed", type=non_negative_int, help="seed of the sampled solvers, recorded (default 0)")
-    command.add_argument("--alpha", type=real, help="DCFR/DCFR+/PDCFR+ alpha (default 1.5, 1.5, 2.3)")
-    command.add_argument("--beta", type=real, help="DCFR beta (default 0)")
-    command.add_argument("--gamma", type=real, help="DCFR gamma (default 2)")
-    add_output(command, "--out", required=True, metavar="FILE", help="policy file to write")
-    add_output(command, "--curve", metavar="FILE.csv", help="write (iteration, seconds, nash_conv)")
+    command.add_argument(
+        "--target-nash-conv",
+        type=Within(NASH_CONV_TARGET),
+        metavar="X",
+        help=f"stop at NashConv <= X, X in {NASH_CONV_TARGET}",
+    )
+    command.add_argument(
+        "--time-limit", type=Within(SECONDS), metavar="S", help=f"stop after S seconds, S in {SECONDS}"
+    )
+    command.add_argument("--seed", type=non_negative_int, help="seed of the sampled and neural solvers (default 0)")
+    command.add_argument("--alpha", type=real, help=f"DCFR/DCFR+/PDCFR+ alpha, in {ALPHA} (default 1.5, 1.5, 2.3)")
+    command.add_argument("--beta", type=real, help=f"DCFR beta, in {BETA} (default 0)")
+    command.add_argument(
+        "--gamma",
+        type=real,
+        help=f"DCFR/DCFR+/PDCFR+/HS-PCFR+ gamma, in {GAMMA} (default 2, 4, 5, 30; HS-PCFR+'s falls by 5 and must "
+        "stay in range)",
+    )
+    add_output(
+        command,
+        "--out",
+        required=True,
+        metavar="FILE",
+        help="policy file to write (deep-cfr, sd-cfr: the model's FILE.json, its weights in FILE.safetensors)",
+    )
+    add_output(command, "--curve", metavar="FILE.csv", help="write (iteration, seconds, nash_conv, nodes_touched)")
+    command.add_argument(
+        "--eval-every",
+        type=positive_int,
+        metavar="N",
+        help="measure NashConv every N iterations (the curve's points, and a target's checks) instead of at "
+        "log-spaced iterations",
+    )
     add_output(
         command, "--checkpoint", updates="resume", metavar="FILE", help="write the solver's whole state here (.npz)"
     )
     command.add_argument(
         "--checkpoint-every",
-        type=positive_float,
+        type=Within(SECONDS),
         metavar="SECONDS",
-        help=f"seconds between checkpoints (default {CHECKPOINT_EVERY:g}); also written at the end and on Ctrl-C",
+        help=f"seconds between checkpoints, in {SECONDS} (default {CHECKPOINT_EVERY:g}); also written at the end "
+        "and on Ctrl-C",
     )
     add_input(command, "--resume", metavar="FILE", help="continue from a checkpoint; --iterations is the total")
     command.add_argument("--json", action="store_true", help="print one JSON object")
@@ -78,45 +122,56 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.algo in train_neural.NEURAL:
-        if args.suit_isomorphism:
-            raise InputError("--suit-isomorphism applies to the tabular solvers, not to --algo deep-cfr or sd-cfr")
-        return train_neural.run(args)
-    neural = train_neural.given_neural_options(args)
-    if neural:
-        verb = "applies" if len(neural) == 1 else "apply"
-        raise InputError(f"{', '.join(neural)} {verb} to --algo deep-cfr or sd-cfr only")
+    saved = read_checkpoint(args.resume) if args.resume else None
+    if saved is not None:
+        saved.check(algorithm=args.algo)
+    algorithm = args.algo if saved is None else saved.algorithm
+    if algorithm is None:
+        if args.suit_isomorphism and args.game is None:
+            raise InputError("--suit-isomorphism needs --game (the game its policy is for)")
+        raise InputError("give --game and --algo (or --resume a checkpoint)")
+    neural = algorithm in NEURAL
+    train_neural.refuse_inapplicable(args, algorithm)
     if args.iterations is None and args.target_nash_conv is None and args.time_limit is None:
         raise InputError("give --iterations, --target-nash-conv or --time-limit")
     checkpoint_path = args.checkpoint or args.resume
     if args.checkpoint_every is not None and checkpoint_path is None:
         raise InputError("--checkpoint-every needs --checkpoint FILE (or --resume, which checkpoints into its file)")
-    check_outputs(args.out, args.curve, checkpoint_path)
-    solved = _solved_game(args)
-    if args.resume:
-        saved = load_checkpoint(args.resume)
-        _check_resume(args, saved, solved)
-        tree = compile_tree(load_game(saved.game_id))
-        solver, seed = saved.solver(tree), saved.seed
-    else:
-        solver, seed = _new_solver(args, solved)
-        tree = solver.tree
+    if neural and not args.out.endswith(".json"):
+        raise InputError(f"--out must name a .json file (the weights go beside it), got {args.out!r}")
+    from eval.opponents.neural import outputs, save_trained  # loads the toolkits' agents: only when training
+
+    preset = saved.preset if isinstance(saved, NeuralCheckpoint) else train_neural.preset(args)
+    if neural and saved is None:
+        train_neural.settings(args)  # refused now, before the game is built
+    check_outputs(*(outputs(args.out) if neural else (args.out,)), args.curve, checkpoint_path)
+    solver, seed = _resumed(args, saved) if saved is not None else _new_solver(args, algorithm)
+    tree = solver.tree
     compile_seconds = solver.compile()  # Numba compiles or loads its cache here, outside the timed run
     if not args.json and not args.quiet:
         print(tree.summary(), file=sys.stderr)
     stop = StopRule(args.iterations, args.target_nash_conv, args.time_limit)
-    save = (lambda: save_checkpoint(checkpoint_path, solver, seed)) if checkpoint_path else None
+    save = (lambda: save_checkpoint(checkpoint_path, solver, seed, preset)) if checkpoint_path else None
     show = not args.quiet and not args.json
     every = CHECKPOINT_EVERY if args.checkpoint_every is None else args.checkpoint_every
-    training = _run_with_progress(solver, stop, show=show, curve=bool(args.curve), save=save, every=every)
-    policy = replace(solver.average_policy(), parameters={**solver.parameters(), "seed": seed})
-    if args.suit_isomorphism:
-        policy = policy.for_game(args.game)
-    policy.save(args.out)
+    curve = bool(args.curve) or args.eval_every is not None
+    training = _run_with_progress(
+        solver, stop, show=show, curve=curve, live=not neural, eval_every=args.eval_every, save=save, every=every
+    )
+    if neural:
+        assert isinstance(solver, NeuralSolver)
+        model_nash_conv = save_trained(args.out, solver, training, seed=seed, preset=preset, curve=curve)
+        policy_game = tree.game_id
+    else:
+        policy = replace(solver.average_policy(), parameters={**solver.parameters(), "seed": seed})
+        if args.suit_isomorphism:
+            policy = policy.for_game(args.game)
+        policy.save(args.out)
+        model_nash_conv, policy_game = training.nash_conv, policy.game_id
     if save is not None:
         save()
     if args.curve:
-        write_atomic(args.curve, curve_csv(training))
+        write_atomic(args.curve, curve_csv(training.curve))
     report = train_report(
         solver,
         training,
@@ -125,21 +180,22 @@ def run(args: argparse.Namespace) -> int:
         compile_seconds=compile_seconds,
         out=args.out,
         checkpoint=checkpoint_path,
-        policy_game=policy.game_id,
+        policy_game=policy_game,
+        nash_conv=model_nash_conv,
     )
     if args.json:
         print(json.dumps(asdict(report), allow_nan=False))
     else:
-        scheme = "" if report.sampling == "none" else f" ({report.sampling} sampling)"
+        scheme = "" if report.sampling == "none" or neural else f" ({report.sampling} sampling)"
         resumed = f" (from {training.started_at:,} to {training.iterations:,})" if args.resume else ""
-        lifted = f" (lifted from {tree.game_id})" if policy.game_id != tree.game_id else ""
+        lifted = f" (lifted from {tree.game_id})" if policy_game != tree.game_id else ""
         rate = training.iterations_per_second
-        speed = "too fast to time" if rate is None else f"{rate:,.0f} it/s"
+        speed = "too fast to time" if rate is None else f"{rate:,.0f} it/s" if rate >= 10 else f"{rate:.3g} it/s"
         print(
             f"{report.algo}{scheme}: {training.iterations_run:,} iterations{resumed} in "
             f"{training.solve_seconds:.3f} s ({speed}, stopped by {training.stopped_by}); "
-            f"NashConv {training.nash_conv:.6g} {tree.units}{mbb(training.nash_conv, tree.units)}, "
-            f"exploitability {training.nash_conv / 2:.6g} {tree.units}; saved {args.out}{lifted}"
+            f"NashConv {report.nash_conv:.6g} {tree.units}{mbb(report.nash_conv, tree.units)}, "
+            f"exploitability {report.exploitability:.6g} {tree.units}; saved {args.out}{lifted}"
         )
     return 0
 
@@ -159,28 +215,32 @@ def _solved_game(args: argparse.Namespace) -> Game | None:
     return load_game(reduction.game_id)
 
 
-def _new_solver(args: argparse.Namespace, solved: Game | None) -> tuple[Solver, int]:
-    if solved is None or args.algo is None:
+def _new_solver(args: argparse.Namespace, algorithm: str) -> tuple[Trainable, int]:
+    solved = _solved_game(args)
+    if solved is None:
         raise InputError("give --game and --algo (or --resume a checkpoint)")
+    seed = 0 if args.seed is None else args.seed
+    rng = np.random.default_rng(seed)
+    if algorithm in NEURAL:
+        tree = compile_tree(solved)
+        return make_neural_solver(tree, infoset_tensors(tree), algorithm, train_neural.settings(args), rng=rng), seed
     overrides = {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}
-    tunable = TUNABLE.get(args.algo, ())
+    tunable = TUNABLE.get(algorithm, ())
     if any(name not in tunable for name in overrides):
         allowed = "; ".join(f"{algo}: --{'/--'.join(names)}" for algo, names in TUNABLE.items())
-        raise InputError(f"--{'/--'.join(overrides)} do not apply to --algo {args.algo} ({allowed})")
-    rule = replace(ALGORITHMS[args.algo], **overrides)
+        raise InputError(f"--{'/--'.join(overrides)} do not apply to --algo {algorithm} ({allowed})")
+    rule = replace(ALGORITHMS[algorithm], **overrides)
     if rule.scheduled and args.iterations is not None:
         rule = replace(rule, horizon=args.iterations)  # a schedule spans the run: T = --iterations
     sampling = args.sampling or "none"
     if sampling != "none":
         check_sampling(sampling, rule, args.averaging, args.epsilon, args.chance_draws)
-    seed = 0 if args.seed is None else args.seed
-    tree = compile_tree(solved)
     solver = make_solver(
-        tree,
-        args.algo,
+        compile_tree(solved),
+        algorithm,
         rule,
         sampling=sampling,
-        rng=np.random.default_rng(seed),
+        rng=rng,
         averaging=args.averaging,
         epsilon=args.epsilon,
         chance_draws=args.chance_draws,
@@ -188,34 +248,61 @@ def _new_solver(args: argparse.Namespace, solved: Game | None) -> tuple[Solver, 
     return solver, seed
 
 
-def _check_resume(args: argparse.Namespace, saved: Checkpoint, solved: Game | None) -> None:
-    """Refuse options that contradict the checkpoint being resumed."""
+def _resumed(args: argparse.Namespace, saved: AnyCheckpoint) -> tuple[Trainable, int]:
+    """The solver of the checkpoint ``saved``, after refusing options that contradict it."""
     if args.iterations is not None and args.iterations <= saved.iteration:
         raise InputError(
             f"the checkpoint is already at iteration {saved.iteration}; "
             f"--iterations is the total, give more than {saved.iteration}"
         )
+    solved = _solved_game(args)
     if solved is not None and solved.game_id != saved.game_id:
         raise InputError(f"the checkpoint is for game {saved.game_id!r}, not {solved.game_id!r}")
+    saved.check(seed=args.seed)
+    if isinstance(saved, NeuralCheckpoint):
+        train_neural.check_resume(args, saved.settings, saved.preset)
+    else:
+        _check_tabular_resume(args, saved)
+    tree: CompiledTree = compile_tree(load_game(saved.game_id))
+    return saved.solver(tree), saved.seed
+
+
+def _check_tabular_resume(args: argparse.Namespace, saved: Checkpoint) -> None:
+    """Refuse sampling options, rule parameters and a total that contradict the checkpoint being resumed."""
     saved.check(
-        algorithm=args.algo,
         sampling=args.sampling,
         averaging=args.averaging,
         epsilon=args.epsilon,
         chance_draws=args.chance_draws,
-        seed=args.seed,
     )
     given = {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}
     if given and replace(saved.rule, **given) != saved.rule:
         raise InputError(f"the checkpoint's rule is {saved.rule.parameters()}; --alpha/--beta/--gamma differ")
+    horizon = saved.rule.horizon
+    fresh = ALGORITHMS[saved.algorithm].horizon if args.iterations is None else args.iterations
+    if saved.rule.scheduled and horizon != fresh:  # a fresh run's schedule spans --iterations (or the default)
+        asked = "no --iterations" if args.iterations is None else f"--iterations {args.iterations}"
+        raise InputError(
+            f"the checkpoint's {saved.algorithm} schedule spans T = {horizon} iterations, and a fresh run with "
+            f"{asked} spans {fresh}: resume it with --iterations {horizon}"
+        )
 
 
 def _run_with_progress(
-    solver: Solver, stop: StopRule, *, show: bool, curve: bool, save: Callable[[], None] | None, every: float
+    solver: Trainable,
+    stop: StopRule,
+    *,
+    show: bool,
+    curve: bool,
+    live: bool,
+    eval_every: int | None,
+    save: Callable[[], None] | None,
+    every: float,
 ) -> TrainingRun:
     """Train with a progress bar; checkpoint every ``every`` seconds, and on Ctrl-C before exiting.
 
     Ctrl-C is held until the current batch of iterations ends, so the checkpoint is a consistent state.
+    ``live``: a visible bar shows NashConv measured at the curve's marks even without ``curve``.
     """
     from tqdm import tqdm
 
@@ -243,5 +330,5 @@ def _run_with_progress(
             if interrupt.requested:
                 raise KeyboardInterrupt("checkpoint written" if save is not None else "")
 
-        # A visible bar shows NashConv measured at the curve's log-spaced iterations.
-        return train(solver, stop, nash_conv, record_curve=curve or not bar.disable, on_progress=progress)
+        record = curve or (live and not bar.disable)
+        return train(solver, stop, nash_conv, record_curve=record, every=eval_every, on_progress=progress)

@@ -1,17 +1,23 @@
-"""``cfr-agents train --algo deep-cfr|sd-cfr``: neural CFR's options and run (see :mod:`eval.opponents.neural`)."""
+"""``cfr-agents train --algo deep-cfr|sd-cfr``: neural CFR's options (see :mod:`cfr_agents.solvers.neural`),
+and which options of ``train`` apply to which family of solvers."""
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
 
-from adapters.inputs import InputError
-from cfr_agents.cli.common import mbb, non_negative_float, non_negative_int, positive_float, positive_int
-from cfr_agents.files import write_atomic
+from adapters.inputs import InputError, Interval
+from cfr_agents.cli.common import Within, non_negative_int, positive_int
+from cfr_agents.solvers.neural import NEURAL, PRESETS, NeuralSettings, foreign_settings, settings_of
 
-NEURAL = ("deep-cfr", "sd-cfr")
+LEARNING_RATE = Interval(0.0, 1.0, open_low=True)
+"""Adam's step size :math:`\\eta`: Adam moves each weight by about :math:`\\eta` a step, so above 1 a step outgrows
+the weights themselves (initialised below 1)."""
+LEARNING_RATE_DECAY = Interval(0.0, 1.0)
+""":math:`\\kappa`: up to 1 the steps :math:`\\eta \\min(1, t_0/t)^\\kappa` sum to infinity, so the networks keep
+learning; above 1 their sum is finite and learning stops."""
+GRADIENT_CLIP = Interval(0.0, 1e6, open_low=True)
+"""The largest gradient norm a step uses."""
 HYPERPARAMETERS: dict[str, tuple[Any, str]] = {
     "traversals": (positive_int, "external-sampling traversals per player per iteration"),
     "hidden": (None, "hidden layer widths, e.g. 64,64,64"),
@@ -22,10 +28,13 @@ HYPERPARAMETERS: dict[str, tuple[Any, str]] = {
     "average_batches": (positive_int, "SGD steps of the average-strategy network (deep-cfr)"),
     "average_batch_size": (positive_int, "average-network mini-batch size (deep-cfr)"),
     "strategy_memory": (positive_int, "capacity of the strategy reservoir (deep-cfr)"),
-    "learning_rate": (positive_float, "Adam's step size eta"),
-    "learning_rate_decay": (non_negative_float, "kappa: value-network step eta*min(1, t0/t)^kappa (0: constant)"),
+    "learning_rate": (Within(LEARNING_RATE), f"Adam's step size eta, in {LEARNING_RATE}"),
+    "learning_rate_decay": (
+        Within(LEARNING_RATE_DECAY),
+        f"kappa, in {LEARNING_RATE_DECAY}: value-network step eta*min(1, t0/t)^kappa (0: constant)",
+    ),
     "decay_start": (positive_int, "t0 of --learning-rate-decay"),
-    "gradient_clip": (positive_float, "gradient-norm clipping"),
+    "gradient_clip": (Within(GRADIENT_CLIP), f"gradient-norm clipping, in {GRADIENT_CLIP}"),
     "threads": (positive_int, "torch threads"),
     "kept_networks": (
         non_negative_int,
@@ -33,92 +42,84 @@ HYPERPARAMETERS: dict[str, tuple[Any, str]] = {
     ),
 }
 """Every hyperparameter of :class:`~cfr_agents.solvers.neural.NeuralSettings`, as ``--traversals`` ..."""
-TABULAR: tuple[str, ...] = ("sampling", "averaging", "epsilon", "chance_draws", "target_nash_conv", "time_limit")
-TABULAR += ("alpha", "beta", "gamma", "checkpoint", "checkpoint_every", "resume")
+TABULAR_ONLY = ("suit_isomorphism", "sampling", "averaging", "epsilon", "chance_draws", "alpha", "beta", "gamma")
+"""Options of ``train`` that only the full-tree and sampled solvers take."""
+NEURAL_ONLY = ("preset", *HYPERPARAMETERS)
+"""Options of ``train`` that only the neural solvers take."""
 
 
 def register_options(command: Any) -> None:
-    """The neural options of ``train`` (its other options are the tabular solvers')."""
+    """The neural options of ``train`` (its other options are every solver's, or the tabular solvers')."""
     group = command.add_argument_group("neural CFR (--algo deep-cfr or sd-cfr)")
     group.add_argument(
-        "--preset", help="hyperparameter set: paper (default; the papers' Leduc setup), fast or fast-large"
-    )
-    group.add_argument(
-        "--eval-every", type=positive_int, metavar="N", help="score the average policy exactly every N iterations"
+        "--preset",
+        help=f"hyperparameter set: {', '.join(PRESETS)} (default {next(iter(PRESETS))}: the papers' Leduc setup)",
     )
     for name, (kind, text) in HYPERPARAMETERS.items():
         group.add_argument(f"--{name.replace('_', '-')}", type=kind, help=f"{text} (default: the preset's)")
 
 
-def given_neural_options(args: argparse.Namespace) -> list[str]:
-    """The neural options given on the command line."""
-    names = ["preset", "eval_every", *HYPERPARAMETERS]
-    return [f"--{name.replace('_', '-')}" for name in names if getattr(args, name) is not None]
+def flag(name: str) -> str:
+    return f"--{name.replace('_', '-')}"
 
 
-def run(args: argparse.Namespace) -> int:
-    """Train a Deep CFR or SD-CFR model: ``--out FILE.json`` and ``FILE.safetensors``, ``--curve`` from the
-    exact checks of ``--eval-every``."""
-    from tqdm import tqdm
-
-    from eval.opponents.neural import PRESETS, outputs, save, settings_of
-    from eval.opponents.training import Checks, train
-
-    given = [f"--{name.replace('_', '-')}" for name in TABULAR if getattr(args, name) not in (None, False)]
-    if given:
-        verb = "applies" if len(given) == 1 else "apply"
-        raise InputError(f"{', '.join(given)} {verb} to the tabular solvers, not --algo {args.algo}")
-    if args.game is None or args.iterations is None:
-        raise InputError(f"--algo {args.algo} needs --game and --iterations")
-    if not args.out.endswith(".json"):
-        raise InputError(f"--out must name a .json file (the weights go beside it), got {args.out!r}")
-    if args.curve is not None and args.eval_every is None:
-        raise InputError("--curve needs --eval-every N (the exact checks are the curve's points)")
-    preset = args.preset or next(iter(PRESETS))
-    if preset not in PRESETS:
-        raise InputError(f"unknown --preset {preset!r}; choose from {', '.join(PRESETS)}")
-    overrides = {name: getattr(args, name) for name in HYPERPARAMETERS if getattr(args, name) is not None}
-    if "hidden" in overrides:
-        overrides["hidden"] = _widths(overrides["hidden"])
-    settings_of(preset, overrides)  # refused now, before the game is built
-    from cfr_agents.files import check_outputs
-
-    check_outputs(*outputs(args.out), args.curve)
-    show = not (args.quiet or args.json)
-    with tqdm(total=args.iterations, unit="it", disable=None if show else True, file=sys.stderr) as bar:
-        model, provenance = train(
-            args.algo,
-            args.game,
-            args.iterations,
-            0 if args.seed is None else args.seed,
-            lambda done: bar.update(done - bar.n),
-            preset=preset,
-            checks=Checks(args.eval_every),
-            on_check=lambda point: bar.set_postfix(nash_conv=f"{point.nash_conv:.4g}") if show else None,
-            overrides=overrides,
-        )
-    save(args.out, model, provenance)
-    if args.curve:
-        rows = ["iteration,seconds,nash_conv,nodes_touched"]
-        rows += [f"{p.amount},{p.seconds!r},{p.nash_conv!r},{p.nodes_touched}" for p in provenance.curve]
-        write_atomic(args.curve, "\n".join(rows) + "\n")
-    if args.json:
-        print(json.dumps({**provenance.to_json(), "out": args.out}, allow_nan=False))
-    else:
-        nodes = provenance.hyperparameters.get("nodes_touched")
-        print(
-            f"{args.algo} on {provenance.game}: {provenance.describe()}, {nodes:,} nodes touched; NashConv "
-            f"{provenance.nash_conv:.6g} {provenance.units}{mbb(provenance.nash_conv, provenance.units)}, "
-            f"exploitability {provenance.exploitability:.6g} {provenance.units}; saved {args.out}"
-        )
-    return 0
+def refuse_inapplicable(args: argparse.Namespace, algorithm: str) -> None:
+    """Refuse, in one line, the options given that ``algorithm``'s family does not take."""
+    given = {name for name, value in vars(args).items() if value is not None and value is not False}
+    if algorithm in NEURAL:
+        tabular = [flag(name) for name in TABULAR_ONLY if name in given]
+        if tabular:
+            raise InputError(f"{', '.join(tabular)} {_verb(tabular)} to the tabular solvers, not --algo {algorithm}")
+        foreign = [name for name in foreign_settings(algorithm) if name in given]
+        if foreign:
+            owner = next(other for other in NEURAL if other != algorithm)
+            flags = [flag(name) for name in foreign]
+            raise InputError(f"{', '.join(flags)} {_verb(flags)} to --algo {owner} only, not {algorithm}")
+        return
+    neural = [flag(name) for name in NEURAL_ONLY if name in given]
+    if neural:
+        raise InputError(f"{', '.join(neural)} {_verb(neural)} to --algo deep-cfr or sd-cfr only")
 
 
-def _widths(text: str) -> list[int]:
+def _verb(flags: list[str]) -> str:
+    return "applies" if len(flags) == 1 else "apply"
+
+
+def overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The hyperparameters given, as :class:`NeuralSettings`' fields (``--hidden 64,64`` -> ``(64, 64)``)."""
+    given = {name: getattr(args, name) for name in HYPERPARAMETERS if getattr(args, name) is not None}
+    if "hidden" in given:
+        given["hidden"] = _widths(given["hidden"])
+    return given
+
+
+def preset(args: argparse.Namespace) -> str:
+    """``--preset``, the first preset when it is not given; an unknown one (an empty name too) is refused."""
+    chosen: str = next(iter(PRESETS)) if args.preset is None else args.preset
+    if chosen not in PRESETS:
+        raise InputError(f"unknown --preset {chosen!r}; choose from {', '.join(PRESETS)}")
+    return chosen
+
+
+def settings(args: argparse.Namespace) -> NeuralSettings:
+    """The settings of ``--preset`` with the hyperparameters given, checked."""
+    return settings_of(preset(args), overrides(args))
+
+
+def check_resume(args: argparse.Namespace, saved: NeuralSettings, saved_preset: str) -> None:
+    """Refuse hyperparameters (or a preset) that contradict the checkpoint being resumed."""
+    if args.preset is not None and args.preset != saved_preset:
+        raise InputError(f"the checkpoint was trained with --preset {saved_preset}, not {args.preset!r}")
+    for name, value in overrides(args).items():
+        if getattr(saved, name) != value:
+            shown = ",".join(map(str, value)) if name == "hidden" else value
+            mine = getattr(saved, name)
+            mine = ",".join(map(str, mine)) if name == "hidden" else mine
+            raise InputError(f"the checkpoint was trained with {flag(name)} {mine}, not {shown}")
+
+
+def _widths(text: str) -> tuple[int, ...]:
     try:
-        widths = [int(part) for part in text.split(",")]
+        return tuple(int(part) for part in text.split(","))
     except ValueError:
         raise InputError(f"--hidden {text!r} is not a list of widths like 64,64") from None
-    if not widths or min(widths) < 1 or max(widths) > 4096:
-        raise InputError(f"--hidden widths must be from 1 to 4096, got {text!r}")
-    return widths

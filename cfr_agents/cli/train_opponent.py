@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from adapters.inputs import InputError
-from cfr_agents.cli.common import mbb, non_negative_int, positive_float, positive_int
+from cfr_agents.cli.common import NASH_CONV_TARGET, Within, mbb, non_negative_int, positive_int
 from cfr_agents.cli.paths import add_output
 from cfr_agents.files import check_writable
 
@@ -26,6 +26,7 @@ def register(commands: Any) -> None:
     presets = "; ".join(f"{kind}: {', '.join(training.presets)}" for kind, training in TRAINABLE.items())
     command.add_argument(
         "--hyperparameters",
+        dest="preset",
         metavar="PRESET",
         help=f"whose example's settings to train with, the first by default ({presets})",
     )
@@ -37,9 +38,9 @@ def register(commands: Any) -> None:
     )
     command.add_argument(
         "--target-exploitability",
-        type=positive_float,
+        type=Within(NASH_CONV_TARGET),
         metavar="E",
-        help="stop at the first check with exploitability <= E (needs --check-every)",
+        help=f"stop at the first check with exploitability <= E, E in {NASH_CONV_TARGET} (needs --check-every)",
     )
     add_output(command, "--out", required=True, metavar="FILE.json", help="model file (NFSP: also FILE.safetensors)")
     command.add_argument("--json", action="store_true", help="print one JSON object")
@@ -50,8 +51,8 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from cfr_agents.training import CurvePoint
     from eval.opponents import trainable
-    from eval.opponents.provenance import CheckPoint
     from eval.opponents.training import Checks, train
 
     training, _ = trainable(args.kind, args.game)
@@ -74,10 +75,11 @@ def run(args: argparse.Namespace) -> int:
             if done % 100 == 0 or done == amount:
                 bar.update(done - bar.n)
 
-        def checked(point: CheckPoint) -> None:
+        def checked(point: CurvePoint) -> None:
             if show:
                 bar.write(
-                    f"{point.amount:,} {unit}, {point.seconds:.0f} s: NashConv {point.nash_conv:.6g}", file=sys.stderr
+                    f"{point.iteration:,} {unit}, {point.seconds:.0f} s: NashConv {point.nash_conv:.6g}",
+                    file=sys.stderr,
                 )
 
         agent, provenance = train(
@@ -86,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
             amount,
             args.seed,
             progress,
-            preset=args.hyperparameters,
+            preset=args.preset,
             checks=checks,
             on_check=checked,
         )

@@ -10,7 +10,7 @@ from typing import TypeAlias
 import numpy as np
 
 from adapters import Game
-from adapters.inputs import InputError
+from adapters.inputs import InputError, ParameterError
 from cfr_agents.solvers import (
     cfr,
     cfr_plus,
@@ -65,13 +65,13 @@ def make_solver(
     tree = game if isinstance(game, CompiledTree) else compile_tree(game)
     if sampling == "none":
         given = [
-            name
-            for name, value in (("--averaging", averaging), ("--epsilon", epsilon), ("--chance-draws", chance_draws))
+            f"{{{name}}}"
+            for name, value in (("averaging", averaging), ("epsilon", epsilon), ("chance_draws", chance_draws))
             if value is not None
         ]
         if given:
             verb = "applies" if len(given) == 1 else "apply"
-            raise InputError(f"{' and '.join(given)} {verb} to sampled solvers only (give --sampling)")
+            raise ParameterError(f"{' and '.join(given)} {verb} to sampled solvers only (give {{sampling}})")
         return FullTreeSolver(tree, rule, algorithm)
     if rng is None:
         raise InputError("a sampled solver needs a numpy.random.Generator (rng=np.random.default_rng(seed))")

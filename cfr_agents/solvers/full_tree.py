@@ -78,6 +78,16 @@ class FullTreeSolver:
         self._prefix = np.zeros(self._blocks.max_columns + 1)
         self._q = np.zeros(tree.num_sequences)
         self._value = np.zeros(n)
+        self._layout = (
+            self._levels,
+            self._level_count,
+            self._parent,
+            self._num_actions,
+            self._blocks.arrays(),
+            self._prefix,
+        )
+        self._arrays = (self._regret, self._cumulative, self._sigma, self._reach, self._q, self._value, self._scalars)
+        """The kernel's :data:`~cfr_agents.solvers.full_tree_kernel.Layout` and ``Arrays``: the arrays above."""
 
     @property
     def iteration(self) -> int:
@@ -86,28 +96,20 @@ class FullTreeSolver:
 
     def run(self, iterations: int) -> None:
         """``iterations`` more iterations, each updating player 0, then player 1."""
+        rule = self.rule
         run_iterations(
             iterations,
-            self.rule.alpha,
-            self.rule.beta,
-            self.rule.gamma,
-            self.rule.gamma_change,
-            float(self.rule.horizon),
-            self.rule.predictive,
-            self.rule.discount_first,
-            self._levels,
-            self._level_count,
-            self._parent,
-            self._num_actions,
-            self._blocks.arrays(),
-            self._prefix,
-            self._regret,
-            self._cumulative,
-            self._sigma,
-            self._reach,
-            self._q,
-            self._value,
-            self._scalars,
+            (
+                rule.alpha,
+                rule.beta,
+                rule.gamma,
+                rule.gamma_change,
+                float(rule.horizon),
+                rule.predictive,
+                rule.discount_first,
+            ),
+            self._layout,
+            self._arrays,
         )
 
     def iterate(self) -> None:

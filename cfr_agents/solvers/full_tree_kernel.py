@@ -28,12 +28,27 @@ Traversals are loops, never recursion (Numba's cache cannot reload recursive fun
 from __future__ import annotations
 
 import math
+from typing import TypeAlias
 
 import numpy as np
 from numba import njit
 
 from cfr_agents.solvers.payoff_blocks import add_products
 from cfr_agents.solvers.update_rule import RESCALE_LOG, compiled_discount, compiled_log_average_weight
+
+Rule: TypeAlias = tuple[float, float, float, float, float, bool, bool]
+"""``(alpha, beta, gamma, gamma_change, horizon, predictive, discount_first)``: the update rule's parameters
+(:class:`~cfr_agents.solvers.update_rule.UpdateRule`)."""
+Layout: TypeAlias = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, ...], np.ndarray]
+"""``(levels, level_count, parent, num_actions, blocks, prefix)``: the tree as the iteration reads it --
+``levels[p, k] = (start, stop)``, player ``p``'s infosets at own depth ``k``, of ``level_count[p]`` levels;
+each infoset's parent sequence and number of actions; the payoff blocks' arrays
+(:meth:`~cfr_agents.solvers.payoff_blocks.PayoffBlocks.arrays`) and scratch for
+:func:`~cfr_agents.solvers.payoff_blocks.add_products`."""
+Arrays: TypeAlias = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""``(regret, cumulative, sigma, x, q, value, scalars)``: the iteration's state, updated in place -- ``x`` the
+realization plans of both players (one entry per sequence), ``q`` and ``value`` scratch, ``scalars = (t, K)``
+the iterations run and the log-scale of ``cumulative``."""
 
 
 @njit(cache=True, error_model="numpy")
@@ -53,30 +68,10 @@ def _average_weight(
 
 
 @njit(cache=True, error_model="numpy")
-def _update_player(
-    player: int,
-    t: float,
-    alpha: float,
-    beta: float,
-    gamma: float,
-    gamma_change: float,
-    horizon: float,
-    predictive: bool,
-    discount_first: bool,
-    levels: np.ndarray,
-    level_count: np.ndarray,
-    parent: np.ndarray,
-    num_actions: np.ndarray,
-    blocks: tuple,  # type: ignore[type-arg]
-    prefix: np.ndarray,
-    regret: np.ndarray,
-    cumulative: np.ndarray,
-    sigma: np.ndarray,
-    x: np.ndarray,
-    q: np.ndarray,
-    value: np.ndarray,
-    scalars: np.ndarray,
-) -> None:
+def _update_player(player: int, t: float, rule: Rule, layout: Layout, arrays: Arrays) -> None:
+    alpha, beta, gamma, gamma_change, horizon, predictive, discount_first = rule
+    levels, level_count, parent, num_actions, blocks, prefix = layout
+    regret, cumulative, sigma, x, q, value, scalars = arrays
     width = sigma.shape[1]
     first, last = levels[player, 0, 0], levels[player, level_count[player] - 1, 1]
     q[first * width : last * width] = 0.0  # the updater's sequences, and the empty one
@@ -146,57 +141,13 @@ def _update_player(
 
 
 @njit(cache=True, error_model="numpy")
-def run_iterations(
-    iterations: int,
-    alpha: float,
-    beta: float,
-    gamma: float,
-    gamma_change: float,
-    horizon: float,
-    predictive: bool,
-    discount_first: bool,
-    levels: np.ndarray,
-    level_count: np.ndarray,
-    parent: np.ndarray,
-    num_actions: np.ndarray,
-    blocks: tuple,  # type: ignore[type-arg]
-    prefix: np.ndarray,
-    regret: np.ndarray,
-    cumulative: np.ndarray,
-    sigma: np.ndarray,
-    x: np.ndarray,
-    q: np.ndarray,
-    value: np.ndarray,
-    scalars: np.ndarray,
-) -> None:
-    """Iterations ``scalars[0] + 1`` to ``scalars[0] + iterations``, player 0 then player 1 in each;
-    ``scalars = (t, K)`` is advanced in place."""
+def run_iterations(iterations: int, rule: Rule, layout: Layout, arrays: Arrays) -> None:
+    """Iterations ``t + 1`` to ``t + iterations``, player 0 then player 1 in each; ``scalars = (t, K)``
+    (:data:`Arrays`) is advanced in place."""
+    scalars, level_count = arrays[6], layout[1]
     for _ in range(iterations):
         t = scalars[0] + 1.0
         for player in range(2):
             if level_count[player] > 0:
-                _update_player(
-                    player,
-                    t,
-                    alpha,
-                    beta,
-                    gamma,
-                    gamma_change,
-                    horizon,
-                    predictive,
-                    discount_first,
-                    levels,
-                    level_count,
-                    parent,
-                    num_actions,
-                    blocks,
-                    prefix,
-                    regret,
-                    cumulative,
-                    sigma,
-                    x,
-                    q,
-                    value,
-                    scalars,
-                )
+                _update_player(player, t, rule, layout, arrays)
         scalars[0] = t

@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from cfr_agents.tree import KIND_CHANCE, KIND_DECISION, KIND_TERMINAL, CompiledTree, FloatArray, IntArray
+from cfr_agents.tree import KIND_CHANCE, KIND_DECISION, KIND_TERMINAL, CompiledTree, FloatArray, IntArray, within
 from cfr_agents.tree_cache import load_or_build_derived
 
 MISSING = 2
@@ -138,17 +138,21 @@ def _from_arrays(tree: CompiledTree, arrays: Mapping[str, NDArray[Any]]) -> Payo
     if set(arrays) != set(kinds) or any(arrays[name].dtype != kind for name, kind in kinds.items()):
         raise ValueError("the stored arrays are not payoff blocks")
     blocks = PayoffBlocks(**{name: arrays[name] for name in kinds})
+    if any(array.ndim != (2 if name.endswith("_bounds") else 1) for name, array in arrays.items()):
+        raise ValueError("the stored payoff blocks have other dimensions than payoff blocks")
     rows, columns = np.diff(blocks.row_start), np.diff(blocks.column_start)
     entries = blocks.entry_bounds
     checks = (
         blocks.block_bounds.shape == entries.shape == (2, 2),
+        all(_split_in_two(bounds) for bounds in (blocks.block_bounds, entries)),
         blocks.block_bounds[1, 1] == blocks.scale.size == rows.size == columns.size,
         entries[1, 1] == blocks.entry_row.size == blocks.entry_column.size == blocks.entry_value.size,
+        np.isfinite(blocks.scale).all() and np.isfinite(blocks.entry_value).all(),
         (rows >= 0).all() and (columns >= 0).all() and blocks.row_start[0] == blocks.column_start[0] == 0,
         blocks.row_start[-1] == blocks.row_sequence.size == blocks.row_low.size == blocks.row_high.size,
         blocks.column_start[-1] == blocks.column_sequence.size,
-        all(_within(a, tree.num_sequences) for a in (blocks.row_sequence, blocks.column_sequence)),
-        all(_within(a, tree.num_sequences) for a in (blocks.entry_row, blocks.entry_column)),
+        all(within(a, tree.num_sequences) for a in (blocks.row_sequence, blocks.column_sequence)),
+        all(within(a, tree.num_sequences) for a in (blocks.entry_row, blocks.entry_column)),
         (blocks.row_low >= 0).all() and (blocks.row_low <= blocks.row_high).all(),
         (blocks.row_high <= np.repeat(columns, rows)).all(),
     )
@@ -157,8 +161,9 @@ def _from_arrays(tree: CompiledTree, arrays: Mapping[str, NDArray[Any]]) -> Payo
     return blocks
 
 
-def _within(indices: IndexArray, size: int) -> bool:
-    return bool(indices.size == 0 or (indices.min() >= 0 and indices.max() < size))
+def _split_in_two(bounds: IntArray) -> bool:
+    """Whether ``bounds`` (shape ``(2, 2)``) cut ``0:n`` into two consecutive slices, player 0's and then 1's."""
+    return bool(bounds[0, 0] == 0 and 0 <= bounds[0, 1] == bounds[1, 0] <= bounds[1, 1])
 
 
 def _lay_out(tree: CompiledTree) -> PayoffBlocks:

@@ -1,10 +1,11 @@
 r"""The parameters that tell the CFR variants apart, in DCFR's notation, and their weights.
 
-Every weight is computed so that any finite parameter works at any iteration:
+Every weight is computed so that any parameter in its range (:data:`ALPHA`, :data:`BETA`, :data:`GAMMA`) works
+at any iteration up to :math:`10^9` and beyond:
 
 * the regret discount :math:`d_\alpha(t) = t^\alpha / (t^\alpha + 1)` is the logistic function of
   :math:`x = \alpha \ln t`, evaluated as :math:`1/(1 + e^{-x})` or :math:`e^x/(1 + e^x)` by the sign
-  of :math:`x`, so ``t ** alpha`` never overflows (``alpha = 400``, say);
+  of :math:`x`, so ``t ** alpha`` never overflows;
 * the average-strategy weight :math:`w_t = t^\gamma` is handed out as :math:`\ln w_t = \gamma \ln t`;
   solvers keep their cumulative strategy divided by a scale :math:`e^{K}` that they raise, rescaling
   the sums, whenever :math:`\ln w_t - K` exceeds :data:`RESCALE_LOG`.
@@ -30,12 +31,27 @@ from dataclasses import asdict, dataclass
 
 from numba import njit
 
-from adapters.inputs import InputError
+from adapters.inputs import InputError, Interval, ParameterError
 
 RESCALE_LOG = 600.0
 """Largest exponent used directly; ``exp(600)`` is about ``1e260``, well inside float64."""
 DEFAULT_HORIZON = 1000
 """The schedule's :math:`T` unless a rule says otherwise: the 1,000 iterations the paper's experiments run."""
+ALPHA = Interval(0.0, 50.0, infinities=(math.inf,))
+r"""The positive regrets' exponent :math:`\alpha`: :math:`d_\alpha(t)` never falls with :math:`t` from 0 on
+(below, positive regrets would be forgotten ever faster); from 50 on it is within :math:`2^{-50}` of 1 for every
+:math:`t \ge 2`, which is ``inf``, no discount, in float64."""
+BETA = Interval(-50.0, 50.0, infinities=(-math.inf, math.inf))
+r"""The negative regrets' exponent :math:`\beta`: beyond :math:`\pm 50`, :math:`d_\beta(t)` is within
+:math:`2^{-50}` of 0 or 1 for every :math:`t \ge 2`, which is ``-inf`` (floored at 0, RM+) or ``inf`` (kept)."""
+GAMMA = Interval(0.0, 100.0)
+r"""The average's exponent :math:`\gamma`, also every :math:`\gamma_s` of a schedule. From 0 on the weights
+:math:`t^\gamma` never fall (a negative :math:`\gamma` favours the first iterates; below -1 they keep a share
+of the average for ever, and at :math:`-10^{308}` the average is the first, uniform, iterate). The last
+fraction :math:`f` of a run carries :math:`1 - (1 - f)^{\gamma + 1}` of the average's weight: at 100 its last
+3% carry 95%; beyond, the average is the last few iterates, at :math:`10^6` the last one, and at
+:math:`10^{308}` :math:`\gamma \ln t` overflows. The papers use 2 (DCFR), 4 and 5 (DCFR+, PDCFR+) and 30
+falling to 25 (HS-PCFR+)."""
 
 
 @dataclass(frozen=True)
@@ -43,12 +59,14 @@ class UpdateRule:
     """DCFR(:math:`\\alpha, \\beta, \\gamma`) with optional prediction; the other variants are special cases."""
 
     alpha: float = math.inf
-    """Non-negative cumulative regrets are multiplied by ``t^alpha / (t^alpha + 1)``; ``inf``: by 1."""
+    """Non-negative cumulative regrets are multiplied by ``t^alpha / (t^alpha + 1)``; ``inf``: by 1.
+    In :data:`ALPHA`."""
     beta: float = math.inf
-    """Negative cumulative regrets are multiplied by ``t^beta / (t^beta + 1)``; ``-inf``: by 0 (RM+)."""
+    """Negative cumulative regrets are multiplied by ``t^beta / (t^beta + 1)``; ``-inf``: by 0 (RM+).
+    In :data:`BETA`."""
     gamma: float = 0.0
     """Iteration ``t`` adds to the average strategy with weight ``t^gamma`` (under a schedule, the
-    exponent's value before the first iteration)."""
+    exponent's value before the first iteration). In :data:`GAMMA`."""
     predictive: bool = False
     """Regret matching on ``R^t + r^t`` (predictive CFR+) instead of ``R^t``."""
     discount_first: bool = False
@@ -59,19 +77,24 @@ class UpdateRule:
     """The hyperparameter schedule of the average's exponent (Zhang, McAleer & Sandholm 2024): after
     :math:`s` iterations it is :math:`\\gamma_s = \\gamma + c\\,\\min(s, T)/T` with ``c = gamma_change`` and
     ``T = horizon``, and the average is the recursion :math:`C^t = C^{t-1} ((t-1)/t)^{\\gamma_{t-1}} + \\pi_i\\sigma^t`.
-    ``0``: the constant ``gamma`` (weight ``t^gamma``), as every rule without a schedule."""
+    ``0``: the constant ``gamma`` (weight ``t^gamma``), as every rule without a schedule. ``gamma + gamma_change``,
+    the last exponent, is in :data:`GAMMA` too."""
     horizon: int = DEFAULT_HORIZON
     """The schedule's :math:`T`, the number of iterations the run is meant to make; past it the exponent
     stays at :math:`\\gamma + c`. Used only when ``gamma_change`` is not 0."""
 
     def __post_init__(self) -> None:
-        if math.isnan(self.alpha) or math.isnan(self.beta) or not math.isfinite(self.gamma):
-            raise InputError(
-                f"alpha and beta must be numbers (+-inf allowed) and gamma finite; got "
-                f"alpha={self.alpha}, beta={self.beta}, gamma={self.gamma}"
+        ALPHA.check("alpha", self.alpha)
+        BETA.check("beta", self.beta)
+        GAMMA.check("gamma", self.gamma)
+        last = self.gamma + self.gamma_change
+        if last not in GAMMA:
+            raise ParameterError(
+                "the schedule's last exponent, {gamma} + {gamma_change} = {gamma_value!r} + {change!r}, {refusal}",
+                gamma_value=self.gamma,
+                change=self.gamma_change,
+                refusal=GAMMA.refusal(last),
             )
-        if not math.isfinite(self.gamma_change):
-            raise InputError(f"gamma_change must be finite; got {self.gamma_change}")
         if isinstance(self.horizon, bool) or not isinstance(self.horizon, int) or self.horizon < 1:
             raise InputError(f"horizon must be a whole number of iterations, at least 1; got {self.horizon!r}")
 

@@ -13,102 +13,91 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+import cfr_agents.training as training
 from adapters import Game
 from adapters.inputs import InputError
 from adapters.tensors import encoder
 from cfr_agents.files import replacing, write_atomic
 from cfr_agents.neural_policy import NeuralPolicy, from_solver
-from cfr_agents.solvers.neural import NeuralSettings, NeuralSolver, make_neural_solver
+from cfr_agents.solvers.neural import PRESETS, NeuralSolver, make_neural_solver, settings_of
+from cfr_agents.training import CurvePoint, StopRule, TrainingRun
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
-from eval.agents import Agent
-from eval.opponents.nfsp import outputs, weights_path
-from eval.opponents.provenance import Progress, Provenance, Trained, check_game
-
-_FAST: Mapping[str, Any] = {
-    "traversals": 5000,
-    "hidden": [128, 128],
-    "advantage_batches": 50,
-    "advantage_batch_size": 16384,
-    "advantage_init": "last",
-    "learning_rate": 2e-3,
-    "average_batches": 2000,
-    "average_batch_size": 16384,
-}
-PRESETS: Mapping[str, Mapping[str, Any]] = {
-    "paper": {},
-    "fast": _FAST,
-    "fast-large": {
-        **_FAST,
-        "advantage_batch_size": 262144,
-        "advantage_memory": 50_000_000,
-        "learning_rate_decay": 0.5,
-        "decay_start": 100,
-    },
-}
-"""``paper``: :class:`~cfr_agents.solvers.neural.NeuralSettings`' defaults, the papers' Leduc setup; ``fast``:
-smaller networks and batches that converge on Kuhn within a minute on one CPU core; ``fast-large``: ``fast`` with
-16 times the advantage mini-batch, 50 times the advantage memory and a step size falling as :math:`t^{-1/2}` after
-iteration 100, for Leduc-sized games, where the noise of the mini-batches' regret targets limits ``fast``."""
+from eval.exploitability import exploitability_of_strategy
+from eval.opponents.nfsp import outputs, parse_weights, read_weights, weights_path
+from eval.opponents.provenance import Provenance, Trained, check_game, library_versions
 
 
-class TrainingAgent(Agent):
-    """A solver while it trains, as evaluation sees it: its exact average strategy, one batched pass."""
-
-    def __init__(self, solver: NeuralSolver) -> None:
-        self.raw = solver
-
-    def strategy(self, tree: CompiledTree) -> FloatArray:
-        strategy: FloatArray = self.raw.average_strategy()
-        return strategy
-
-    @property
-    def nodes_touched(self) -> int:
-        """Nodes the traversals touched so far (recorded with each exact check)."""
-        return int(self.raw.nodes_touched)
-
-
-def settings_of(preset: str, overrides: Mapping[str, Any] | None = None) -> NeuralSettings:
-    """The settings of a preset, with ``overrides`` (hyperparameters named as :class:`NeuralSettings`' fields)."""
-    values = {**PRESETS[preset], **(overrides or {})}
-    if "hidden" in values:
-        values["hidden"] = tuple(values["hidden"])
-    unknown = sorted(set(values) - set(NeuralSettings.__dataclass_fields__))
-    if unknown:
-        raise InputError(f"unknown neural CFR hyperparameter {unknown[0]!r}")
-    settings = NeuralSettings(**values)
-    settings.check()
-    return settings
-
-
-def train(algorithm: str) -> Any:
-    """The :attr:`~eval.opponents.base.Training.train` function of ``algorithm``."""
+def train(algorithm: str) -> Callable[..., Trained[NeuralPolicy]]:
+    """The :attr:`~eval.opponents.base.Training.train` function of ``algorithm``: ``run(game, iterations, rng,
+    preset, on_progress, overrides, *, nash_conv, every, target_nash_conv, on_point)`` trains through
+    :func:`cfr_agents.training.train` -- NashConv measured by ``nash_conv`` every ``every`` iterations (each
+    point handed to ``on_point``), stopping at ``iterations`` or at the first of those checks at or below
+    ``target_nash_conv`` -- and calls ``on_progress(iteration)`` as it goes."""
 
     def run(
         game: Game,
         iterations: int,
         rng: np.random.Generator,
         preset: str,
-        on_progress: Progress,
+        on_progress: Callable[[int], None],
         overrides: Mapping[str, Any],
-    ) -> Trained[Any]:
+        *,
+        nash_conv: Callable[[CompiledTree, FloatArray], float],
+        every: int | None = None,
+        target_nash_conv: float | None = None,
+        on_point: Callable[[CurvePoint], None] | None = None,
+    ) -> Trained[NeuralPolicy]:
         settings = settings_of(preset, overrides)
         tree = compile_tree(game)
         solver = make_neural_solver(tree, encoder(game).of_keys(tree.infoset_keys), algorithm, settings, rng=rng)
-        agent = TrainingAgent(solver)
-        for done in range(1, iterations + 1):
-            solver.run(1)
-            if on_progress(done, agent):
-                break
-        parameters = {"preset": preset, **settings.parameters(), "nodes_touched": solver.nodes_touched}
-        return Trained(from_solver(solver), parameters, solver.iteration)
+        solver.compile()  # Numba compiles or loads its cache here, outside the curve's training time
+        training.train(
+            solver,
+            StopRule(iterations, target_nash_conv),
+            nash_conv,
+            record_curve=every is not None,
+            every=every,
+            on_progress=lambda iteration, _: on_progress(iteration),
+            on_point=on_point,
+        )
+        return Trained(from_solver(solver), {"preset": preset, **solver.parameters()}, solver.iteration)
 
     return run
+
+
+def save_trained(
+    sidecar: str | Path, solver: NeuralSolver, run: TrainingRun, *, seed: int, preset: str, curve: bool
+) -> float:
+    """Save the model of ``solver`` after ``run`` (:func:`save`), with its provenance and, if ``curve``, the run's
+    curve; its exact NashConv, as saved (an SD-CFR model thinned to ``kept_networks`` plays other than the
+    solver's average)."""
+    model = from_solver(solver)
+    tree = solver.tree
+    nash_conv = exploitability_of_strategy(tree, model.strategy_on(tree)).nash_conv
+    provenance = Provenance(
+        kind=solver.algorithm,
+        game=tree.game_id,
+        rules_fingerprint=tree.rules_fingerprint,
+        units=tree.units,
+        episodes=None,
+        iterations=solver.iteration,
+        seed=seed,
+        hyperparameters={"preset": preset, **solver.parameters()},
+        training_seconds=run.solve_seconds,
+        versions=library_versions(),
+        nash_conv=nash_conv,
+        exploitability=nash_conv / 2,
+        curve=run.curve if curve else (),
+        stopped_by=run.stopped_by,
+    )
+    save(sidecar, model, provenance)
+    return nash_conv
 
 
 def check_trainable(game: Game) -> None:
@@ -117,9 +106,13 @@ def check_trainable(game: Game) -> None:
 
 
 def save(sidecar: str | Path, model: NeuralPolicy, provenance: Provenance) -> None:
-    """Write the weights (safetensors, float32 arrays only) and then the JSON sidecar, each atomically."""
+    """Write the weights (safetensors, float32 arrays only) and then the JSON sidecar, each atomically; weights
+    that are not finite are refused, and nothing is written."""
     from safetensors.numpy import save as serialize
 
+    bad = next((name for name, value in model.weights.items() if not np.isfinite(value).all()), None)
+    if bad is not None:
+        raise InputError(f"the {model.algorithm} model's weights {bad!r} are not finite; nothing was saved")
     weights = weights_path(sidecar)
     content = serialize({name: np.ascontiguousarray(value) for name, value in model.weights.items()})
     with replacing(weights) as temporary:
@@ -137,13 +130,7 @@ def load_model(sidecar: str | Path, data: Mapping[str, Any], provenance: Provena
     """The model a sidecar written by :func:`save` describes (its weights checked against the digest)."""
     from safetensors.numpy import load
 
-    weights = Path(sidecar).parent / str(data.get("weights", ""))
-    try:
-        content = weights.read_bytes()
-    except OSError as error:
-        raise InputError(f"cannot read the weights of {str(sidecar)!r}: {error.strerror}") from None
-    if hashlib.sha256(content).hexdigest() != data.get("weights_sha256"):
-        raise InputError(f"{str(weights)!r} is not the weights file its sidecar {str(sidecar)!r} describes")
+    weights, content = read_weights(sidecar, data)
     hidden = data.get("hidden")
     if not isinstance(hidden, list) or not all(isinstance(width, int) for width in hidden):
         raise InputError(f"{str(sidecar)!r} lacks the networks' hidden widths")
@@ -154,7 +141,7 @@ def load_model(sidecar: str | Path, data: Mapping[str, Any], provenance: Provena
         provenance.kind,
         tuple(hidden),
         provenance.iterations,
-        load(content),
+        parse_weights(load, content, weights),
     )
 
 
@@ -166,12 +153,12 @@ def load(sidecar: Path, data: Mapping[str, Any], provenance: Provenance, game: G
 
 __all__ = [
     "PRESETS",
-    "TrainingAgent",
     "check_trainable",
     "load",
     "load_model",
     "outputs",
     "save",
+    "save_trained",
     "settings_of",
     "train",
 ]

@@ -36,10 +36,19 @@ import pyspiel
 from open_spiel.python import policy as openspiel_policy
 
 from adapters import Game
-from adapters.inputs import InputError, require_extra
+from adapters.inputs import (
+    MAX_SIDECAR_BYTES,
+    MAX_WEIGHTS_BYTES,
+    InputError,
+    check_regular,
+    read_json,
+    read_regular,
+    require_extra,
+)
 from adapters.openspiel import OpenSpielGame
 from adapters.rlcard import RLCardGame
-from cfr_agents.files import replacing, write_atomic
+from cfr_agents.files import file_beside, replacing, write_atomic
+from eval.opponents.provenance import FORMAT as MODEL_FORMAT
 from eval.opponents.provenance import Progress, Provenance, Trained, check_game
 
 RLCARD_EXAMPLE: Mapping[str, Any] = {"hidden_layers_sizes": [64, 64], "q_mlp_layers": [64, 64]}
@@ -322,13 +331,62 @@ def train_openspiel(
 
 
 def weights_path(sidecar: str | Path) -> Path:
-    """The weights file beside a sidecar: ``model.json`` -> ``model.safetensors``."""
+    """Where :func:`save` writes a sidecar's weights: beside it, ``model.json`` -> ``model.safetensors``. The
+    sidecar records the name; a loader reads the file the sidecar records (:func:`weights_of`)."""
     return Path(sidecar).with_suffix(".safetensors")
 
 
 def outputs(sidecar: str | Path) -> tuple[Path, ...]:
     """The two files :func:`save` writes: the sidecar and its weights."""
     return Path(sidecar), weights_path(sidecar)
+
+
+def weights_of(sidecar: str | Path, data: Mapping[str, Any]) -> Path:
+    """The weights file the sidecar ``data`` (read from ``sidecar``) names: its ``weights`` field, which must
+    be a plain file name in the sidecar's own directory (:func:`cfr_agents.files.file_beside`)."""
+    return file_beside(sidecar, data.get("weights"), "weights")
+
+
+def weights_read(path: str | Path) -> Path | None:
+    """The weights that loading the file ``path`` as an agent reads, found as :func:`read_weights` finds
+    them; ``None`` when ``path`` is no model sidecar: not a JSON object of the opponent-model format with a
+    ``weights`` field, or larger than :data:`~adapters.inputs.MAX_SIDECAR_BYTES` (a sidecar the loaders
+    refuse unread). A sidecar whose ``weights`` is not a plain file name is refused in one line."""
+    try:
+        data = read_json(path, "model file", limit=MAX_SIDECAR_BYTES)
+    except InputError:
+        return None  # no sidecar; its loader says what it is instead
+    if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT or "weights" not in data:
+        return None
+    return weights_of(path, data)
+
+
+def read_weights(sidecar: str | Path, data: Mapping[str, Any]) -> tuple[Path, bytes]:
+    """The weights file the sidecar ``data`` (read from ``sidecar``) names, and its bytes; refused in one
+    line when the sidecar is larger than :data:`~adapters.inputs.MAX_SIDECAR_BYTES`, its ``weights`` is not
+    a plain file name (:func:`weights_of`), the weights are not a regular file of at most
+    :data:`~adapters.inputs.MAX_WEIGHTS_BYTES`, or their SHA-256 is not the sidecar's ``weights_sha256``."""
+    check_regular(sidecar, "model file", limit=MAX_SIDECAR_BYTES)
+    weights = weights_of(sidecar, data)
+    content = read_regular(weights, "weights file", MAX_WEIGHTS_BYTES)
+    if hashlib.sha256(content).hexdigest() != data.get("weights_sha256"):
+        raise InputError(f"{str(weights)!r} is not the weights file its sidecar {str(sidecar)!r} describes")
+    return weights, content
+
+
+Tensors = TypeVar("Tensors")
+
+
+def parse_weights(load: Callable[[bytes], Tensors], content: bytes, weights: Path) -> Tensors:
+    """``load(content)``, safetensors' parser of the bytes of the file ``weights``: a file it cannot parse
+    (a header that is not JSON, offsets or shapes that do not fit the bytes, an unknown dtype) is refused in
+    one line."""
+    from safetensors import SafetensorError
+
+    try:
+        return load(content)
+    except (SafetensorError, ValueError, TypeError, KeyError, RuntimeError) as error:
+        raise InputError(f"{str(weights)!r} is not a safetensors file that can be read ({error})") from None
 
 
 def save(sidecar: str | Path, agent: SeatedAgents | NFSPPolicy, provenance: Provenance) -> None:
@@ -382,16 +440,10 @@ def _load(
     and load each seat's network."""
     check_game(provenance, game.game_id, game.rules_fingerprint, str(sidecar))
     torch = require_torch(provenance.kind)
-    from safetensors.torch import load_file
+    from safetensors.torch import load
 
-    weights = Path(sidecar).parent / str(data.get("weights", ""))
-    try:
-        digest = hashlib.sha256(weights.read_bytes()).hexdigest()
-    except OSError as error:
-        raise InputError(f"cannot read the weights of {str(sidecar)!r}: {error.strerror}") from None
-    if digest != data.get("weights_sha256"):
-        raise InputError(f"{str(weights)!r} is not the weights file its sidecar {str(sidecar)!r} describes")
-    tensors = load_file(str(weights))
+    weights, content = read_weights(sidecar, data)
+    tensors = parse_weights(load, content, weights)
     with contextlib.ExitStack() as stack:  # building the agents reseeds the global generators
         stack.enter_context(torch.random.fork_rng())
         saved = np.random.get_state()

@@ -9,6 +9,7 @@ Every file we write for a trained opponent -- an NFSP sidecar beside its weights
 
 from __future__ import annotations
 
+import math
 import platform
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -16,6 +17,7 @@ from importlib import metadata
 from typing import Any, Generic, TypeVar
 
 from adapters.inputs import InputError
+from cfr_agents.training import CurvePoint
 
 Progress = Callable[[int, Any], bool]
 """Called by a trainer after each episode or iteration with the count so far and the agent as it
@@ -32,20 +34,6 @@ class Trained(Generic[AgentT]):
     hyperparameters: dict[str, Any]
     amount: int
     """Episodes or iterations run (fewer than asked when the callback stopped training)."""
-
-
-@dataclass(frozen=True)
-class CheckPoint:
-    """One exact check of an opponent during training."""
-
-    amount: int
-    """Episodes or iterations so far."""
-    seconds: float
-    """Training time so far (building the agents and the environment included, the checks excluded):
-    the same clock as :attr:`Provenance.training_seconds`."""
-    nash_conv: float
-    nodes_touched: int | None = None
-    """Game-tree nodes the trainer had touched (a neural CFR trainer's traversals), if it counts them."""
 
 
 FORMAT = "cfr-agents-opponent"
@@ -85,11 +73,13 @@ class Provenance:
     nash_conv: float
     """Exact NashConv of the trained agent's strategy on the compiled tree, in :attr:`units`."""
     exploitability: float
-    curve: tuple[CheckPoint, ...] = field(default=())
-    """Exact NashConv against the amount trained, at the checks made during training (none in files
-    trained without ``--check-every``)."""
+    curve: tuple[CurvePoint, ...] = field(default=())
+    """Exact NashConv against the episodes or iterations trained, at the checks made during training (none in
+    files trained without ``--check-every``, ``--eval-every`` or ``--curve``): the curve type of every solver,
+    its ``seconds`` the training time so far (building the agents included, the checks excluded)."""
     stopped_by: str = "amount"
-    """``"amount"`` (all episodes or iterations ran) or ``"target_exploitability"``."""
+    """``train-opponent``: ``"amount"`` (all episodes or iterations ran) or ``"target_exploitability"``; ``train``
+    (Deep CFR, SD-CFR): what stopped its loop, ``"iterations"``, ``"time_limit"`` or ``"target_nash_conv"``."""
 
     def describe(self) -> str:
         """``"40,000 episodes, 17.0 min"``: what the opponent table prints."""
@@ -100,7 +90,7 @@ class Provenance:
         data = asdict(self)
         data["curve"] = [
             [
-                point.amount,
+                point.iteration,
                 point.seconds,
                 point.nash_conv,
                 *([] if point.nodes_touched is None else [point.nodes_touched]),
@@ -114,24 +104,63 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
+_TEXT, _COUNT, _NUMBER, _OBJECT = "a string", "an integer", "a finite number", "an object"
+_FIELDS: Mapping[str, str] = {
+    "kind": _TEXT,
+    "game": _TEXT,
+    "rules_fingerprint": _TEXT,
+    "units": _TEXT,
+    "episodes": _COUNT,
+    "iterations": _COUNT,
+    "seed": _COUNT,
+    "hyperparameters": _OBJECT,
+    "training_seconds": _NUMBER,
+    "versions": _OBJECT,
+    "nash_conv": _NUMBER,
+    "exploitability": _NUMBER,
+    "stopped_by": _TEXT,
+}
+"""What each field of :class:`Provenance` but ``curve`` must be (``episodes`` and ``iterations`` may be null)."""
+
+
+def _is(value: object, kind: str) -> bool:
+    """Whether the JSON ``value`` is ``kind``, one of the kinds of :data:`_FIELDS` (a boolean is no number)."""
+    if kind == _TEXT:
+        return isinstance(value, str)
+    if kind == _OBJECT:
+        return isinstance(value, dict)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return isinstance(value, int) if kind == _COUNT else math.isfinite(value)
+
+
 def provenance_of(data: object, source: str) -> Provenance:
-    """Check the common fields of a trained-opponent JSON object."""
+    """Check the common fields of a trained-opponent JSON object: each present (but ``curve`` and
+    ``stopped_by``) and of its type, episodes or iterations counted, each point of the curve an iteration,
+    seconds and NashConv, and the nodes touched if counted."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InputError(f"{source!r} is not a {FORMAT} file")
     if data.get("format_version") != FORMAT_VERSION:
         raise InputError(f"{source!r} has format_version {data.get('format_version')!r}; this reads {FORMAT_VERSION}")
-    fields = Provenance.__dataclass_fields__
     optional = {"curve", "stopped_by"}
-    try:
-        values = {name: data[name] for name in fields if name not in optional or name in data}
-        if "curve" in values:
-            values["curve"] = tuple(
-                CheckPoint(int(point[0]), float(point[1]), float(point[2]), *(int(k) for k in point[3:4]))
-                for point in values["curve"]
-            )
-        return Provenance(**values)
-    except (KeyError, TypeError, ValueError) as error:
-        raise InputError(f"{source!r} lacks the field {error}") from None
+    missing = [name for name in Provenance.__dataclass_fields__ if name not in optional and name not in data]
+    if missing:
+        raise InputError(f"{source!r} lacks the field {missing[0]!r}")
+    for name, kind in _FIELDS.items():
+        value = data.get(name)
+        if name in data and not _is(value, kind) and not (value is None and name in ("episodes", "iterations")):
+            raise InputError(f"{source!r}: its field {name!r} must be {kind}")
+    if data["episodes"] is None and data["iterations"] is None:
+        raise InputError(f"{source!r} gives neither the episodes nor the iterations trained")
+    curve = data.get("curve", [])
+    kinds = (_COUNT, _NUMBER, _NUMBER, _COUNT)
+    if not isinstance(curve, list) or not all(
+        isinstance(point, list) and len(point) in (3, 4) and all(map(_is, point, kinds)) for point in curve
+    ):
+        raise InputError(f"{source!r}: its field 'curve' must hold [iteration, seconds, NashConv(, nodes)] points")
+    values = {name: data[name] for name in Provenance.__dataclass_fields__ if name in data}
+    points = tuple(CurvePoint(point[0], float(point[1]), float(point[2]), *point[3:]) for point in curve)
+    return Provenance(**{**values, "curve": points})
 
 
 def check_game(provenance: Provenance, game_id: str, rules_fingerprint: str, source: str) -> None:

@@ -229,7 +229,7 @@ def load_opponent(name: str, game_id: str | None = None) -> Opponent:
             raise InputError(f"{name!r} is a directory, not a policy or model file")
         raise InputError(f"unknown opponent {name!r}; known: {', '.join(FAMILIES)}, or a policy or model file")
     if game_id is None:
-        raise InputError(f"opponent {name!r} needs a game: give --game")
+        raise InputError(f"opponent {name!r} needs a game: name the game it is to play")
     game = load_game(game_id)
     if not family.applies(game):
         names = ", ".join(f.name for f in FAMILIES.values() if f.applies(game))

@@ -143,6 +143,12 @@ def load_cfr(path: str | Path, data: Mapping[str, Any], provenance: Provenance, 
         tables = {name: data[name] for name in _TABLES}
         agent = NumPy2CFRAgent(rlcard.make(game.spec.env_id), model_path=os.devnull)
         agent.load_tables(tables, provenance.iterations or 0)
-    except (KeyError, TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError, AttributeError) as error:  # AttributeError: a table that is no object
         raise InputError(f"{str(path)!r} has no valid RLCard CFR tables ({error})") from None
+    width = game.num_distinct_actions
+    for name in _TABLES:
+        for row in getattr(agent, name).values():
+            if row.shape != (width,) or not np.isfinite(row).all() or (name != "regrets" and (row < 0).any()):
+                what = "finite numbers" if name == "regrets" else "finite numbers, none negative"
+                raise InputError(f"{str(path)!r}: each row of its {name!r} table must be {width} {what}")
     return agent

@@ -1,4 +1,9 @@
-"""Train an opponent family by self-play and measure it exactly: what ``cfr-agents train-opponent`` runs."""
+"""Train an opponent family by self-play and measure it exactly: what ``cfr-agents train-opponent`` runs.
+
+Deep CFR and SD-CFR train through the one training loop of every solver (:func:`cfr_agents.training.train`),
+the other families (NFSP, RLCard's ``CFRAgent``) episode by episode or iteration by iteration; every family's
+curve is :class:`~cfr_agents.training.CurvePoint`.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from adapters.inputs import InputError
-from cfr_agents.tree import compile_tree
+from adapters.inputs import ParameterError
+from cfr_agents.training import CurvePoint
+from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
 from eval.agents import strategy_of
 from eval.exploitability import exploitability_of_strategy
-from eval.opponents.provenance import CheckPoint, Provenance, library_versions
+from eval.opponents.provenance import Provenance, library_versions
 from eval.opponents.registry import trainable
 
 
@@ -35,7 +41,7 @@ def train(
     *,
     preset: str | None = None,
     checks: Checks = Checks(),
-    on_check: Callable[[CheckPoint], None] = lambda point: None,
+    on_check: Callable[[CurvePoint], None] = lambda point: None,
     overrides: Mapping[str, Any] | None = None,
 ) -> tuple[Any, Provenance]:
     """Train up to ``amount`` episodes or iterations from ``seed``; the agent and its provenance, with
@@ -43,34 +49,59 @@ def train(
     ``overrides`` replace single hyperparameters of the preset, for the families that take them."""
     training, game = trainable(kind, game_id)
     if overrides and not training.takes_overrides:
-        raise InputError(f"{kind} takes named presets only (--hyperparameters), not single hyperparameters")
+        raise ParameterError("{kind} takes a named {preset} only, not single hyperparameters ({overrides})", kind=kind)
     if preset is not None and preset not in training.presets:
-        raise InputError(f"{kind} has no --hyperparameters {preset!r}; known: {', '.join(training.presets)}")
+        raise ParameterError(
+            "{kind} has no {preset} {got!r}; known: {known}", kind=kind, got=preset, known=", ".join(training.presets)
+        )
     tree = compile_tree(game)
-    curve: list[CheckPoint] = []
+    curve: list[CurvePoint] = []
     check_seconds = 0.0
     started = time.perf_counter()
 
-    def progress(done: int, agent: Any) -> bool:
+    def nash_conv(tree: CompiledTree, strategy: FloatArray) -> float:
+        """The exact NashConv of ``strategy``, its time kept out of the training time."""
         nonlocal check_seconds
+        check_started = time.perf_counter()
+        value = exploitability_of_strategy(tree, strategy).nash_conv
+        check_seconds += time.perf_counter() - check_started
+        return value
+
+    def checked(point: CurvePoint) -> None:
+        curve.append(point)
+        on_check(point)
+
+    def progress(done: int, agent: Any) -> bool:
         on_progress(done)
         if checks.every is None or (done % checks.every and done != amount):
             return False
-        check_started = time.perf_counter()
-        nash_conv = exploitability_of_strategy(tree, strategy_of(agent, tree)).nash_conv
-        nodes = getattr(agent, "nodes_touched", None)  # what a sampling trainer reports, if it does
-        curve.append(CheckPoint(done, check_started - started - check_seconds, nash_conv, nodes))
-        check_seconds += time.perf_counter() - check_started
-        on_check(curve[-1])
+        elapsed = time.perf_counter() - started - check_seconds
+        value = nash_conv(tree, strategy_of(agent, tree))
+        checked(CurvePoint(done, elapsed, value))
         target = checks.target_exploitability
-        return target is not None and nash_conv / 2 <= target
+        return target is not None and value / 2 <= target
 
     chosen = preset if preset is not None else next(iter(training.presets))
-    more = {"overrides": dict(overrides or {})} if training.takes_overrides else {}
-    trained = training.train(game, amount, np.random.default_rng(seed), chosen, progress, **more)
+    rng = np.random.default_rng(seed)
+    if training.takes_overrides:  # neural CFR: the training loop of every solver checks and stops
+        target = None if checks.target_exploitability is None else 2 * checks.target_exploitability
+        trained = training.train(
+            game,
+            amount,
+            rng,
+            chosen,
+            on_progress,
+            dict(overrides or {}),
+            nash_conv=nash_conv,
+            every=checks.every,
+            target_nash_conv=target,
+            on_point=checked,
+        )
+    else:
+        trained = training.train(game, amount, rng, chosen, progress)
     seconds = time.perf_counter() - started - check_seconds
     # The saved agent, scored as saved: it may differ from what the last check scored (a thinned SD-CFR model).
-    nash_conv = exploitability_of_strategy(tree, strategy_of(trained.agent, tree)).nash_conv
+    final = exploitability_of_strategy(tree, strategy_of(trained.agent, tree)).nash_conv
     provenance = Provenance(
         kind=kind,
         game=game.game_id,
@@ -82,8 +113,8 @@ def train(
         hyperparameters=trained.hyperparameters,
         training_seconds=seconds,
         versions=library_versions(),
-        nash_conv=nash_conv,
-        exploitability=nash_conv / 2,
+        nash_conv=final,
+        exploitability=final / 2,
         curve=tuple(curve),
         stopped_by="target_exploitability" if trained.amount < amount else "amount",
     )

@@ -8,10 +8,11 @@ line naming the extra.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 from cfr_agents.solvers.neural.deep_cfr import DeepCFRSolver
 from cfr_agents.solvers.neural.sd_cfr import SingleDeepCFRSolver
-from cfr_agents.solvers.neural.solver import NeuralSettings, NeuralSolver
+from cfr_agents.solvers.neural.solver import LIMITS, PRESETS, NeuralSettings, NeuralSolver, settings_of
 from cfr_agents.tree import CompiledTree
 
 NEURAL: dict[str, type[NeuralSolver]] = {"deep-cfr": DeepCFRSolver, "sd-cfr": SingleDeepCFRSolver}
@@ -29,4 +30,31 @@ def make_neural_solver(
     return NEURAL[algorithm](tree, tensors, algorithm, settings or NeuralSettings(), rng)
 
 
-__all__ = ["NEURAL", "DeepCFRSolver", "NeuralSettings", "NeuralSolver", "SingleDeepCFRSolver", "make_neural_solver"]
+def infoset_tensors(tree: CompiledTree) -> NDArray[np.float32]:
+    """The information-state tensor of every infoset of ``tree`` (:mod:`adapters.tensors`), in its row order;
+    a game without tensors is refused in one line."""
+    from adapters import load_game
+    from adapters.tensors import encoder
+
+    tensors: NDArray[np.float32] = encoder(load_game(tree.game_id)).of_keys(tree.infoset_keys)
+    return tensors
+
+
+def foreign_settings(algorithm: str) -> tuple[str, ...]:
+    """The settings of :class:`NeuralSettings` that ``algorithm`` does not read: the other variant's own."""
+    return tuple(name for other, kind in NEURAL.items() if other != algorithm for name in kind.OWN_SETTINGS)
+
+
+__all__ = [
+    "LIMITS",
+    "NEURAL",
+    "PRESETS",
+    "DeepCFRSolver",
+    "NeuralSettings",
+    "NeuralSolver",
+    "SingleDeepCFRSolver",
+    "foreign_settings",
+    "infoset_tensors",
+    "make_neural_solver",
+    "settings_of",
+]

@@ -9,14 +9,15 @@ r"""The networks of neural CFR and the strategies read from them, for every info
   legal actions.
 
 Both are multilayer perceptrons on the information-state tensors (:mod:`adapters.tensors`). Weights are
-kept as named ``float32`` arrays (:func:`weights_of`, :func:`load_weights`): a checkpoint or a model
-file holds numbers only, never pickled objects.
+kept as named ``float32`` arrays (:func:`weights_of`, :func:`load_weights`), and so is Adam's state
+(:func:`optimiser_state`, :func:`load_optimiser_state`): a checkpoint or a model file holds numbers only,
+never pickled objects.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -95,3 +96,47 @@ def load_weights(network: Any, arrays: Mapping[str, NDArray[np.float32]], prefix
             raise InputError(f"network weights {prefix}.{name} are missing or have another shape")
         state[name] = torch.from_numpy(np.asarray(array, dtype=np.float32).copy())
     network.load_state_dict(state)
+
+
+def is_finite(network: Any) -> bool:
+    """Whether every weight of the network is finite."""
+    torch = torch_module()
+    with torch.no_grad():
+        return all(bool(torch.isfinite(parameter).all()) for parameter in network.parameters())
+
+
+ADAM_STATE = ("step", "exp_avg", "exp_avg_sq")
+"""What Adam keeps for each parameter: its step count :math:`k` and the moments :math:`m_k`, :math:`v_k`."""
+
+
+def optimiser_state(optimiser: Any, prefix: str) -> dict[str, NDArray[Any]]:
+    """Adam's state as named arrays, ``prefix.<k>.step``, ``.exp_avg`` and ``.exp_avg_sq`` for the ``k``-th
+    parameter in the optimiser's order (float32, as torch keeps them)."""
+    arrays: dict[str, NDArray[Any]] = {}
+    for index, parameter in enumerate(optimiser.param_groups[0]["params"]):
+        kept = optimiser.state[parameter]
+        for name in ADAM_STATE:
+            arrays[f"{prefix}.{index}.{name}"] = kept[name].detach().numpy().copy()
+    return arrays
+
+
+def load_optimiser_state(
+    optimiser: Any, take: Callable[[str, type[np.generic], tuple[int, ...]], NDArray[Any]], prefix: str
+) -> None:
+    """Set Adam's state from :func:`optimiser_state`'s arrays, each got by ``take(name, dtype, shape)`` (which
+    refuses a missing or misshapen one); refuses a step count or a moment that cannot be."""
+    torch = torch_module()
+    from adapters.inputs import InputError
+
+    state: dict[int, dict[str, Any]] = {}
+    for index, parameter in enumerate(optimiser.param_groups[0]["params"]):
+        shapes = {"step": (), "exp_avg": tuple(parameter.shape), "exp_avg_sq": tuple(parameter.shape)}
+        arrays = {name: take(f"{prefix}.{index}.{name}", np.float32, shapes[name]) for name in ADAM_STATE}
+        if not all(np.isfinite(value).all() for value in arrays.values()) or arrays["step"] < 0:
+            raise InputError(
+                f"the state of {prefix} parameter {index} holds a value that is not finite, or a negative step"
+            )
+        if (arrays["exp_avg_sq"] < 0).any():
+            raise InputError(f"the state of {prefix} parameter {index} holds a negative second moment")
+        state[index] = {name: torch.from_numpy(np.array(value)) for name, value in arrays.items()}
+    optimiser.load_state_dict({"state": state, "param_groups": optimiser.state_dict()["param_groups"]})

@@ -17,27 +17,61 @@ traversals used.
 
 from __future__ import annotations
 
+import re
+from typing import ClassVar
+
 import numpy as np
 from numpy.typing import NDArray
 
 import cfr_agents.solvers.neural.networks as networks
-from cfr_agents.solvers.neural.solver import NeuralSolver
-from cfr_agents.tree import FloatArray
+from adapters.inputs import InputError
+from cfr_agents.solvers.neural.solver import Arrays, NeuralSettings, NeuralSolver
+from cfr_agents.tree import CompiledTree, FloatArray
 
 NAME = "sd-cfr"
+_KEPT = re.compile(r"kept\.value([01])\.([1-9][0-9]{0,11})\.")
+"""``kept.value<p>.<t>.``: a kept network's arrays in :meth:`SingleDeepCFRSolver.state`."""
 
 
 class SingleDeepCFRSolver(NeuralSolver):
     """Single Deep CFR on a compiled tree."""
 
-    kept: dict[str, NDArray[np.float32]]
-    r"""Every value network trained so far, ``value<p>.<t>.*``: :math:`\theta^t_p`, which defines
-    :math:`\sigma^{t+1}_p` (what a saved model plays)."""
+    OWN_SETTINGS: ClassVar[tuple[str, ...]] = ("kept_networks",)
+
+    def __init__(
+        self,
+        tree: CompiledTree,
+        tensors: NDArray[np.float32],
+        algorithm: str,
+        settings: NeuralSettings,
+        rng: np.random.Generator,
+    ) -> None:
+        super().__init__(tree, tensors, algorithm, settings, rng)
+        self.kept: dict[str, NDArray[np.float32]] = {}
+        r"""Every value network trained so far, ``value<p>.<t>.*``: :math:`\theta^t_p`, which defines
+        :math:`\sigma^{t+1}_p` (what a saved model plays)."""
 
     def _kept(self, player: int) -> None:
-        if not hasattr(self, "kept"):
-            self.kept = {}
         self.kept |= networks.weights_of(self.value_networks[player], f"value{player}.{self.iteration}")
 
     def average_strategy(self) -> FloatArray:
         return self.tabular_average()
+
+    def _own_state(self) -> dict[str, np.ndarray]:
+        """The kept networks, ``kept.value<p>.<t>.*``."""
+        return {f"kept.{name}": value for name, value in self.kept.items()}
+
+    def _restore_own(self, arrays: Arrays, iteration: int) -> None:
+        """The kept networks of iterations 1 to ``iteration``, each whole and of this solver's shapes."""
+        shapes = {name: tuple(value.shape) for name, value in self.value_networks[0].state_dict().items()}
+        prefixes = set()
+        for name in arrays.names("kept."):
+            match = _KEPT.match(name)
+            if match is None or int(match[2]) > iteration or name[match.end() :] not in shapes:
+                raise InputError(f"array {name!r} is not a network of iterations 1 to {iteration}")
+            prefixes.add(match[0])
+        self.kept = {
+            f"{prefix.removeprefix('kept.')}{parameter}": arrays.take(f"{prefix}{parameter}", np.float32, shape)
+            for prefix in sorted(prefixes)
+            for parameter, shape in shapes.items()
+        }

@@ -15,22 +15,30 @@ Iteration :math:`t`, for each player :math:`p` in turn:
 The player whose traversals come second meets the first player's network of this iteration, as in the
 paper's algorithm. Player :math:`p`'s iteration strategy :math:`\sigma^t_p` is the one its own traversal
 used.
+
+A solver has the surface of the tabular ones (:class:`cfr_agents.training.Trainable`): ``run(n)``,
+``compile()``, ``average_strategy()``, ``average_policy()``, ``parameters()``, and ``state()``/``restore()``,
+whose arrays hold everything the next iterations depend on -- the networks' weights, the optimisers' moments
+and step counts, the reservoirs, the accumulated average and every random stream -- so that a restored
+solver continues bit for bit on one machine. A value that is not finite (a network trained with too large
+a step) stops the solver with one line naming the network.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 import cfr_agents.solvers.neural.networks as networks
 import cfr_agents.solvers.neural.traversal as traversal
-from adapters.inputs import InputError
+from adapters.inputs import InputError, ParameterError
 from cfr_agents.policy import Policy
 from cfr_agents.solvers.sampling import kernel_tree
 from cfr_agents.tree import CompiledTree, FloatArray
@@ -38,8 +46,10 @@ from cfr_agents.tree import CompiledTree, FloatArray
 ADVANTAGE_INIT = ("scratch", "last")
 TRAVERSAL_CHUNK = 4096
 """Traversals per call of the compiled kernel: their samples' buffers are sized for this many."""
-LIMITS = {"memory": 10**8, "batch_size": 10**6, "threads": 1024}
-"""Bounds on reservoir capacities, mini-batch sizes and threads (checked before anything is allocated)."""
+LIMITS = {"memory": 10**8, "batch_size": 10**6, "threads": 1024, "width": 4096, "layers": 16, "weights": 10**7}
+"""Bounds, checked before anything is allocated: reservoir capacities (``*_memory``), mini-batch sizes
+(``*_batch_size``), torch threads, the width and the number of hidden layers, and the weights and biases of
+one network (:func:`network_size`; 10,000,000 float32 numbers are 40 MB, and Adam keeps two more of each)."""
 
 
 @dataclass(frozen=True)
@@ -81,34 +91,145 @@ class NeuralSettings:
     plays, and is scored as, the mixture over the kept iterations (:mod:`cfr_agents.neural_policy`)."""
 
     def check(self) -> None:
+        """Refuse, in one line naming the setting, a value out of its range or beyond :data:`LIMITS`."""
         counts = {name: getattr(self, name) for name in ("traversals", "advantage_batches", "advantage_batch_size")}
         counts |= {name: getattr(self, name) for name in ("advantage_memory", "average_batch_size", "threads")}
         counts |= {"average_batches": self.average_batches, "strategy_memory": self.strategy_memory}
         counts |= {"decay_start": self.decay_start}
         bad = next((name for name, value in counts.items() if not (isinstance(value, int) and value >= 1)), None)
         if not (isinstance(self.kept_networks, int) and self.kept_networks >= 0):
-            raise InputError(f"kept_networks must be 0 (all) or a positive integer, got {self.kept_networks!r}")
+            raise ParameterError(
+                "{kept_networks} must be 0 (all) or a positive integer, got {got!r}", got=self.kept_networks
+            )
         if bad is not None:
-            raise InputError(f"{bad} must be a positive integer, got {counts[bad]!r}")
+            raise ParameterError(f"{{{bad}}} must be a positive integer, got {{got!r}}", got=counts[bad])
         for name, value in counts.items():
             limit = next((bound for suffix, bound in LIMITS.items() if name.endswith(suffix)), None)
             if limit is not None and value > limit:
-                raise InputError(f"{name} must be at most {limit:,}, got {value:,}")
-        if not self.hidden or any(width < 1 for width in self.hidden):
-            raise InputError(f"hidden layer widths must be positive, got {self.hidden}")
+                raise ParameterError(f"{{{name}}} must be at most {{limit:,}}, got {{got:,}}", limit=limit, got=value)
+        widths = list(self.hidden)
+        if not widths or not all(isinstance(width, int) and 1 <= width <= LIMITS["width"] for width in widths):
+            raise ParameterError(
+                "{hidden} widths must be from 1 to {limit:,}, got {got}", limit=LIMITS["width"], got=widths
+            )
+        if len(widths) > LIMITS["layers"]:
+            raise ParameterError("{hidden} has {got} layers; at most {limit}", got=len(widths), limit=LIMITS["layers"])
+        check_network_size(self.hidden)
         if self.advantage_init not in ADVANTAGE_INIT:
-            raise InputError(f"advantage_init must be one of {', '.join(ADVANTAGE_INIT)}, got {self.advantage_init!r}")
-        if not (np.isfinite(self.learning_rate) and self.learning_rate > 0):
-            raise InputError(f"learning_rate must be positive, got {self.learning_rate}")
-        if not (np.isfinite(self.learning_rate_decay) and self.learning_rate_decay >= 0):
-            raise InputError(f"learning_rate_decay must be 0 or positive, got {self.learning_rate_decay}")
-        if not (np.isfinite(self.gradient_clip) and self.gradient_clip > 0):
-            raise InputError(f"gradient_clip must be positive, got {self.gradient_clip}")
+            raise ParameterError(
+                "{advantage_init} must be one of {choices}, got {got!r}",
+                choices=", ".join(ADVANTAGE_INIT),
+                got=self.advantage_init,
+            )
+        for name, low in (("learning_rate", 0.0), ("learning_rate_decay", None), ("gradient_clip", 0.0)):
+            value = getattr(self, name)
+            if not (np.isfinite(value) and (value >= 0 if low is None else value > low)):
+                meaning = "0 or positive" if low is None else "positive"
+                raise ParameterError(f"{{{name}}} must be {meaning}, got {{got}}", got=value)
 
     def parameters(self) -> dict[str, object]:
         values = asdict(self)
         values["hidden"] = list(self.hidden)
         return values
+
+
+def network_size(inputs: int, hidden: Sequence[int], outputs: int) -> int:
+    """Weights and biases of a network ``inputs -> hidden... -> outputs`` (:func:`.networks.mlp`)."""
+    sizes = [inputs, *hidden, outputs]
+    return sum((fan_in + 1) * fan_out for fan_in, fan_out in itertools.pairwise(sizes))
+
+
+def check_network_size(hidden: Sequence[int], inputs: int = 0, outputs: int = 0) -> None:
+    """Refuse networks of more than ``LIMITS["weights"]`` weights and biases: with ``inputs`` and ``outputs``
+    unknown (0), those of the hidden layers alone, a bound from below."""
+    size = network_size(inputs, hidden, outputs)
+    if size > LIMITS["weights"]:
+        counted = f"{size:,}" + (f" (on {inputs} inputs and {outputs} outputs)" if inputs else " or more")
+        raise ParameterError(
+            "{hidden} {widths} makes networks of {counted} weights and biases; at most {limit:,}",
+            widths=",".join(map(str, hidden)),
+            counted=counted,
+            limit=LIMITS["weights"],
+        )
+
+
+_FAST: Mapping[str, Any] = {
+    "traversals": 5000,
+    "hidden": [128, 128],
+    "advantage_batches": 50,
+    "advantage_batch_size": 16384,
+    "advantage_init": "last",
+    "learning_rate": 2e-3,
+    "average_batches": 2000,
+    "average_batch_size": 16384,
+}
+PRESETS: Mapping[str, Mapping[str, Any]] = {
+    "paper": {},
+    "fast": _FAST,
+    "fast-large": {
+        **_FAST,
+        "advantage_batch_size": 262144,
+        "advantage_memory": 50_000_000,
+        "learning_rate_decay": 0.5,
+        "decay_start": 100,
+    },
+}
+"""``paper``: :class:`NeuralSettings`' defaults, the papers' Leduc setup; ``fast``: smaller networks and batches
+that converge on Kuhn within a minute on one CPU core; ``fast-large``: ``fast`` with 16 times the advantage
+mini-batch, 50 times the advantage memory and a step size falling as :math:`t^{-1/2}` after iteration 100, for
+Leduc-sized games, where the noise of the mini-batches' regret targets limits ``fast``."""
+
+
+def settings_of(preset: str, overrides: Mapping[str, Any] | None = None) -> NeuralSettings:
+    """The settings of ``preset`` (one of :data:`PRESETS`), with ``overrides`` (hyperparameters named as
+    :class:`NeuralSettings`' fields), checked."""
+    if preset not in PRESETS:
+        raise ParameterError("unknown {preset} {got!r}; choose from {choices}", got=preset, choices=", ".join(PRESETS))
+    values = {**PRESETS[preset], **(overrides or {})}
+    if "hidden" in values:
+        values["hidden"] = tuple(values["hidden"])
+    unknown = sorted(set(values) - {field.name for field in fields(NeuralSettings)})
+    if unknown:
+        raise InputError(f"unknown neural CFR hyperparameter {unknown[0]!r}")
+    settings = NeuralSettings(**values)
+    settings.check()
+    return settings
+
+
+class Arrays:
+    """Named arrays being restored: each taken once, checked for its dtype and shape (one line naming it
+    otherwise); :meth:`finish` refuses any left over."""
+
+    def __init__(self, arrays: Mapping[str, np.ndarray]) -> None:
+        self._arrays = dict(arrays)
+        self._taken: set[str] = set()
+
+    def take(self, name: str, dtype: type[np.generic], shape: tuple[int, ...]) -> np.ndarray:
+        array = self._arrays.get(name)
+        if array is None:
+            raise InputError(f"the state lacks array {name!r}")
+        if array.dtype != np.dtype(dtype) or array.shape != shape:
+            raise InputError(
+                f"array {name!r} is {array.dtype}{list(array.shape)}, expected {np.dtype(dtype)}{list(shape)}"
+            )
+        self._taken.add(name)
+        return array
+
+    def names(self, prefix: str) -> list[str]:
+        """The names not taken yet that begin with ``prefix``."""
+        return sorted(name for name in self._arrays if name.startswith(prefix) and name not in self._taken)
+
+    def finish(self) -> None:
+        left = sorted(set(self._arrays) - self._taken)
+        if left:
+            raise InputError(f"the state holds arrays this solver does not have: {', '.join(left[:5])}")
+
+
+def finite(array: np.ndarray, name: str) -> np.ndarray:
+    """``array``, after refusing one with a value that is not finite."""
+    if not np.isfinite(array).all():
+        raise InputError(f"array {name!r} holds values that are not finite")
+    return array
 
 
 class Memory:
@@ -138,9 +259,38 @@ class Memory:
             self.infoset, self.iteration, self.values, self.seen, infosets, values.astype(np.float32), iteration, rng
         )
 
+    def state(self, prefix: str) -> dict[str, np.ndarray]:
+        """The held samples (views of the filled rows) and the count of samples offered, ``prefix.*``."""
+        rows = self.filled
+        return {
+            f"{prefix}.infoset": self.infoset[:rows],
+            f"{prefix}.iteration": self.iteration[:rows],
+            f"{prefix}.values": self.values[:rows],
+            f"{prefix}.seen": np.array(self.seen, np.int64),
+        }
+
+    def restore(self, arrays: Arrays, prefix: str, infosets: int, iteration: int) -> None:
+        """The reservoir of :meth:`state`: as many rows as it had filled, infosets of the tree, iterations run."""
+        seen = int(arrays.take(f"{prefix}.seen", np.int64, ()))
+        if seen < 0:
+            raise InputError(f"array {prefix + '.seen'!r} is negative")
+        rows = min(seen, len(self.infoset))
+        infoset = arrays.take(f"{prefix}.infoset", np.int32, (rows,))
+        when = arrays.take(f"{prefix}.iteration", np.int32, (rows,))
+        values = finite(arrays.take(f"{prefix}.values", np.float32, (rows, self.values.shape[1])), f"{prefix}.values")
+        if rows and not (infoset.min() >= 0 and infoset.max() < infosets):
+            raise InputError(f"array {prefix + '.infoset'!r} names infosets the tree does not have")
+        if rows and not (when.min() >= 1 and when.max() <= iteration):
+            raise InputError(f"array {prefix + '.iteration'!r} names iterations not yet run")
+        self.infoset[:rows], self.iteration[:rows], self.values[:rows] = infoset, when, values
+        self.seen = seen
+
 
 class NeuralSolver(ABC):
     """Deep CFR's iterations on a compiled tree; :meth:`average_strategy` is the variant's."""
+
+    OWN_SETTINGS: ClassVar[tuple[str, ...]] = ()
+    """The settings of :class:`NeuralSettings` that only this variant reads (the others' are refused)."""
 
     def __init__(
         self,
@@ -164,7 +314,9 @@ class NeuralSolver(ABC):
         self._inputs = torch.from_numpy(np.ascontiguousarray(tensors, dtype=np.float32))
         self._mask = tree.action_mask
         width = self._mask.shape[1]
-        self._torch_rng = torch.Generator().manual_seed(int(rng.integers(2**63)))
+        check_network_size(settings.hidden, tensors.shape[1], width)
+        self._torch_seed = int(rng.integers(2**63))
+        self._torch_rng = torch.Generator().manual_seed(self._torch_seed)
         self._stream = rng.integers(0, 2**64, size=4, dtype=np.uint64, endpoint=False)
         if not self._stream.any():
             self._stream[0] = np.uint64(1)  # xoshiro's one forbidden state
@@ -186,8 +338,11 @@ class NeuralSolver(ABC):
         self.training_seconds = 0.0
         """Seconds spent training networks (the rest of :meth:`run` is traversals and forward passes)."""
 
-    def _fresh_network(self, width: int) -> Any:
-        return networks.mlp(self._inputs.shape[1], self.settings.hidden, width, self._torch_rng)
+    def _fresh_network(self, width: int, generator: Any = None) -> Any:
+        """A network of fresh weights, drawn from ``generator`` (by default the solver's torch stream)."""
+        return networks.mlp(
+            self._inputs.shape[1], self.settings.hidden, width, self._torch_rng if generator is None else generator
+        )
 
     def run(self, iterations: int) -> None:
         """``iterations`` iterations of Deep CFR (both players' traversals and value-network training)."""
@@ -229,6 +384,15 @@ class NeuralSolver(ABC):
             return
         rows = self.tree.infoset_player == player
         advantages = networks.predict(self.value_networks[player], self._inputs[rows])
+        if not np.isfinite(advantages).all():
+            raise ParameterError(
+                "{algorithm}: player {player}'s value network predicts advantages that are not finite after "
+                "iteration {iteration} ({learning_rate} {rate:g})",
+                algorithm=self.algorithm,
+                player=player,
+                iteration=self.iteration,
+                rate=self.settings.learning_rate,
+            )
         self.current[rows] = networks.regret_matching(advantages, self._mask[rows])
 
     def _accumulate(self, player: int, t: int) -> None:
@@ -273,7 +437,9 @@ class NeuralSolver(ABC):
             self.settings.advantage_batches,
             self.settings.advantage_batch_size,
             softmax=False,
+            rng=self._rng,
         )
+        self._require_finite(self.value_networks[player], f"player {player}'s value network")
         self._trained[player] = True
         self._kept(player)
         self.training_seconds += time.perf_counter() - started
@@ -291,10 +457,31 @@ class NeuralSolver(ABC):
         """Adam on the network's weights, with step size ``learning_rate``."""
         return networks.torch_module().optim.Adam(network.parameters(), lr=self.settings.learning_rate)
 
+    def _require_finite(self, network: Any, name: str) -> None:
+        """Stop, in one line naming the network, when training left a weight that is not finite."""
+        if not networks.is_finite(network):
+            raise ParameterError(
+                "{algorithm}: {network} has weights that are not finite after training at iteration {iteration} "
+                "({learning_rate} {rate:g})",
+                algorithm=self.algorithm,
+                network=name,
+                iteration=self.iteration,
+                rate=self.settings.learning_rate,
+            )
+
     def _fit(
-        self, network: Any, optimiser: Any, memory: Memory, batches: int, batch_size: int, *, softmax: bool
+        self,
+        network: Any,
+        optimiser: Any,
+        memory: Memory,
+        batches: int,
+        batch_size: int,
+        *,
+        softmax: bool,
+        rng: np.random.Generator,
     ) -> None:
-        r"""Adam on mini-batches of ``batch_size`` samples drawn uniformly from ``memory``, each step minimising
+        r"""Adam on mini-batches of ``batch_size`` samples drawn uniformly from ``memory`` by ``rng``, each step
+        minimising
 
         .. math::
 
@@ -308,7 +495,7 @@ class NeuralSolver(ABC):
         infosets."""
         torch = networks.torch_module()
         for _ in range(batches):
-            index = self._rng.integers(0, memory.filled, size=batch_size)
+            index = rng.integers(0, memory.filled, size=batch_size)
             total, means = memory.means(index, len(self._mask))
             rows = np.flatnonzero(total)
             legal = torch.from_numpy(self._mask[rows])
@@ -352,4 +539,132 @@ class NeuralSolver(ABC):
         )
 
     def parameters(self) -> Mapping[str, object]:
-        return {**self.settings.parameters(), "nodes_touched": self.nodes_touched}
+        """Every setting, the traversals' scheme (external sampling) and the nodes touched so far."""
+        return {**self.settings.parameters(), "sampling": "external", "nodes_touched": self.nodes_touched}
+
+    def compile(self) -> float:
+        """Compile the traversal and reservoir kernels, or load them from Numba's cache, on a scratch solver
+        of one traversal and one-sample batches; seconds taken."""
+        started = time.perf_counter()
+        ones = replace(
+            self.settings,
+            traversals=1,
+            advantage_batches=1,
+            advantage_batch_size=1,
+            advantage_memory=1,
+            average_batches=1,
+            average_batch_size=1,
+            strategy_memory=1,
+        )
+        scratch = type(self)(self.tree, self._inputs.numpy(), self.algorithm, ones, np.random.default_rng(0))
+        scratch.run(1)
+        return time.perf_counter() - started
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The whole mutable state, as arrays (a checkpoint; the reservoirs' rows are views, not copies):
+
+        ``counters`` (iteration, nodes touched, whether each value network was trained, whether each has an
+        optimiser, the seed of the torch stream), ``rng`` (the numpy Generator's PCG64 state), ``stream``
+        (the traversals' xoshiro256** state), ``torch_rng``, ``current`` and ``cumulative``,
+        ``value<p>.*`` (the value networks), ``adam<p>.<k>.*`` (each optimiser's moments and step count),
+        ``advantage<p>.*`` and ``strategy.*`` (the reservoirs), and the variant's own arrays."""
+        optimisers = [optimiser is not None for optimiser in self._optimisers]
+        counters = [self.iteration, self.nodes_touched, *self._trained, *optimisers, self._torch_seed]
+        state = {
+            "counters": np.array(counters, np.int64),
+            "rng": generator_state(self._rng),
+            "stream": self._stream.copy(),
+            "torch_rng": self._torch_rng.get_state().numpy().copy(),
+            "current": self.current.copy(),
+            "cumulative": self.cumulative.copy(),
+        }
+        for player in range(2):
+            state |= networks.weights_of(self.value_networks[player], f"value{player}")
+            if self._optimisers[player] is not None:
+                state |= networks.optimiser_state(self._optimisers[player], f"adam{player}")
+            state |= self.advantage_memories[player].state(f"advantage{player}")
+        return state | self.strategy_memory.state("strategy") | self._own_state()
+
+    def restore(self, state: Mapping[str, np.ndarray]) -> None:
+        """Continue from :meth:`state`: the following iterations are those the saved solver would have made.
+        An array missing, extra, of another dtype or shape than this solver's tree and settings give, naming
+        an infoset or iteration that cannot be, or holding a value that is not finite, is refused in one line."""
+        arrays = Arrays(state)
+        counters = arrays.take("counters", np.int64, (7,))
+        iteration, nodes_touched, *flags, torch_seed = (int(value) for value in counters)
+        if iteration < 0 or nodes_touched < 0 or any(flag not in (0, 1) for flag in flags) or torch_seed < 0:
+            raise InputError("array 'counters' holds a negative count or a flag that is neither 0 nor 1")
+        rng = arrays.take("rng", np.uint64, (6,))
+        stream = arrays.take("stream", np.uint64, (4,))
+        if not stream.any():
+            raise InputError("array 'stream' is the xoshiro256** state of all zeros")
+        torch = networks.torch_module()
+        fresh = self._torch_rng.get_state()
+        torch_state = arrays.take("torch_rng", np.uint8, tuple(fresh.shape))
+        shape = self._mask.shape
+        current = finite(arrays.take("current", np.float64, shape), "current")
+        cumulative = finite(arrays.take("cumulative", np.float64, shape), "cumulative")
+        for player in range(2):
+            network = self._fresh_network(shape[1], torch.Generator())
+            networks.load_weights(network, _taken(arrays, network, f"value{player}"), f"value{player}")
+            self.value_networks[player] = network
+            self._optimisers[player] = None
+            if flags[2 + player]:
+                self._optimisers[player] = self._optimiser(network)
+                networks.load_optimiser_state(self._optimisers[player], arrays.take, f"adam{player}")
+            self.advantage_memories[player].restore(arrays, f"advantage{player}", shape[0], iteration)
+        self.strategy_memory.restore(arrays, "strategy", shape[0], iteration)
+        self._restore_own(arrays, iteration)
+        arrays.finish()
+        set_generator_state(self._rng, rng)
+        try:
+            self._torch_rng.set_state(torch.from_numpy(torch_state.copy()))
+        except RuntimeError as error:
+            raise InputError(f"array 'torch_rng' is not a torch generator's state ({error})") from None
+        self._stream[...] = stream
+        self.current[...], self.cumulative[...] = current, cumulative
+        self.iteration, self.nodes_touched, self._torch_seed = iteration, nodes_touched, torch_seed
+        self._trained = [bool(flags[0]), bool(flags[1])]
+
+    @abstractmethod
+    def _own_state(self) -> dict[str, np.ndarray]:
+        """The variant's own arrays of :meth:`state`."""
+
+    @abstractmethod
+    def _restore_own(self, arrays: Arrays, iteration: int) -> None:
+        """Take the variant's own arrays of :meth:`state` from ``arrays`` (of a solver at ``iteration``)."""
+
+
+def _taken(arrays: Arrays, network: Any, prefix: str) -> dict[str, np.ndarray]:
+    """The arrays ``prefix.*`` of ``network``'s parameters, each taken with the parameter's shape."""
+    return {
+        f"{prefix}.{name}": arrays.take(f"{prefix}.{name}", np.float32, tuple(value.shape))
+        for name, value in network.state_dict().items()
+    }
+
+
+def generator_state(rng: np.random.Generator) -> NDArray[np.uint64]:
+    """A PCG64 Generator's state as six words: state and increment (128 bits each, high word first), then
+    ``has_uint32`` and ``uinteger``."""
+    state = rng.bit_generator.state
+    if state["bit_generator"] != "PCG64":
+        raise InputError(f"a neural solver's state holds a PCG64 generator, not {state['bit_generator']}")
+    words = [state["state"]["state"], state["state"]["inc"]]
+    low = (1 << 64) - 1
+    return np.array(
+        [words[0] >> 64, words[0] & low, words[1] >> 64, words[1] & low, state["has_uint32"], state["uinteger"]],
+        np.uint64,
+    )
+
+
+def set_generator_state(rng: np.random.Generator, words: NDArray[np.uint64]) -> None:
+    """Set a PCG64 Generator to the state :func:`generator_state` gave."""
+    high_state, low_state, high_inc, low_inc, has_uint32, uinteger = (int(word) for word in words)
+    if has_uint32 not in (0, 1) or uinteger >= 1 << 32:
+        raise InputError("array 'rng' is not a PCG64 generator's state")
+    rng.bit_generator.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": high_state << 64 | low_state, "inc": high_inc << 64 | low_inc},
+        "has_uint32": has_uint32,
+        "uinteger": uinteger,
+    }

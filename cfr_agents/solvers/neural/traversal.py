@@ -2,9 +2,9 @@ r"""Deep CFR's data: external-sampling traversals under a fixed strategy, and re
 
 While iteration :math:`t`'s traversals run, the networks do not change. So :math:`\sigma^t` is computed
 for every infoset of the compiled tree in one batched forward pass, and the traversals run compiled over
-the tree's node arrays (:mod:`cfr_agents.solvers.sampling`), with exactly Deep CFR's semantics (Brown,
-Lerer, Gross & Sandholm 2019, Algorithm 2). For traverser :math:`p`, chance and the opponent are
-sampled and every action of :math:`p` is walked:
+the tree's node arrays (:func:`~cfr_agents.solvers.sampling.walk.walk` with the hooks below), with exactly
+Deep CFR's semantics (Brown, Lerer, Gross & Sandholm 2019, Algorithm 2). For traverser :math:`p`, chance and
+the opponent are sampled and every action of :math:`p` is walked:
 
 * at :math:`p`'s node in :math:`I`: :math:`\tilde v(I) = \sum_a \sigma^t(I,a)\,\tilde v(Ia)`, and the
   sample :math:`(I, t, \tilde r^t(I,\cdot))` with :math:`\tilde r^t(I,a) = \tilde v(Ia) - \tilde v(I)` goes
@@ -19,6 +19,8 @@ reservoir is full. Every sample offered so far is then equally likely to be held
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -27,13 +29,48 @@ from cfr_agents.solvers.sampling.kernel_support import (
     CODE,
     COUNT,
     FIRST,
-    INDEX,
+    INDEPENDENT,
     TERMINAL,
-    chance_child,
-    frames,
     sample,
     uniform,
 )
+from cfr_agents.solvers.sampling.walk import Stack, every_action, frames, traversal_loop, walk
+
+
+class Context(NamedTuple):
+    """What the hooks read and write."""
+
+    current: np.ndarray
+    rng: np.ndarray
+    own_infoset: np.ndarray
+    own_regret: np.ndarray
+    other_infoset: np.ndarray
+    written: np.ndarray
+    """The numbers of advantage and strategy samples written so far."""
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _enter(context: Context, player: int, depth: int, code: int, infoset: int, n: int) -> tuple[int, bool]:
+    """The traverser's node opens a frame; the opponent's is a strategy sample, and draws its action."""
+    if code == 1 + player:
+        return 0, True
+    context.other_infoset[context.written[1]] = infoset  # (I, t, sigma^t(I)) -> M_Pi
+    context.written[1] += 1
+    return sample(context.current[infoset], n, context.rng), False
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _leave(context: Context, player: int, depth: int, code: int, infoset: int, n: int, children: np.ndarray) -> float:
+    r"""An advantage sample :math:`(I, t, \tilde r^t(I,\cdot))` -> :math:`\mathcal M_{V,p}`."""
+    current, owns = context.current, context.written[0]
+    value = 0.0
+    for a in range(n):
+        value += current[infoset, a] * children[a]  # v(I) = sum_a sigma^t(I,a) v(Ia)
+    context.own_infoset[owns] = infoset
+    for a in range(n):
+        context.own_regret[owns, a] = children[a] - value  # r~(I,a) = v(Ia) - v(I)
+    context.written[0] = owns + 1
+    return value
 
 
 @njit(cache=True, error_model="numpy")
@@ -80,54 +117,23 @@ def traverse(
     order visited; the arrays must hold :func:`visit_bounds` times ``traversals``. Returns the numbers of
     advantage and strategy samples written and of nodes touched.
     """
-    width = current.shape[1]
-    frame_node, frame_next, frame_value, _ = frames(depth_bound, width)
-    mine = 1 + player
-    owns = others = touched = 0
+    context = Context(current, rng, own_infoset, own_regret, other_infoset, np.zeros(2, np.int64))
+    touched = _traversals(traversals, player, nodes, values, cdf, frames(depth_bound, current.shape[1]), context)
+    return int(context.written[0]), int(context.written[1]), touched
+
+
+@traversal_loop
+def _traversals(
+    traversals: int, player: int, nodes: np.ndarray, values: np.ndarray, cdf: np.ndarray, stack: Stack, context: Context
+) -> int:
+    """The traversals; the number of nodes they entered."""
+    touched = 0
     for _ in range(traversals):
-        depth = 0
-        node = 0
-        while True:
-            while True:  # descend to a terminal, pushing a frame at each of the traverser's nodes
-                touched += 1
-                code = nodes[node, CODE]
-                if code == TERMINAL:
-                    value = values[node, player]
-                    break
-                if code == CHANCE:
-                    node = chance_child(nodes, cdf, node, rng)
-                    continue
-                if code != mine:
-                    infoset = nodes[node, INDEX]
-                    other_infoset[others] = infoset  # (I, t, sigma^t(I)) -> M_Pi
-                    others += 1
-                    node = nodes[node, FIRST] + sample(current[infoset], nodes[node, COUNT], rng)
-                    continue
-                frame_node[depth] = node
-                frame_next[depth] = 0
-                depth += 1
-                node = nodes[node, FIRST]
-            while depth > 0:  # ascend: hand the value to the deepest frame with children left
-                d = depth - 1
-                frame_value[d, frame_next[d]] = value
-                frame_next[d] += 1
-                parent = frame_node[d]
-                n = nodes[parent, COUNT]
-                if frame_next[d] < n:
-                    node = nodes[parent, FIRST] + frame_next[d]
-                    break
-                infoset = nodes[parent, INDEX]
-                value = 0.0
-                for a in range(n):
-                    value += current[infoset, a] * frame_value[d, a]  # v(I) = sum_a sigma^t(I,a) v(Ia)
-                own_infoset[owns] = infoset
-                for a in range(n):
-                    own_regret[owns, a] = frame_value[d, a] - value  # r~(I,a) = v(Ia) - v(I)
-                owns += 1
-                depth -= 1
-            else:
-                break
-    return owns, others, touched
+        _value, entered = walk(
+            player, nodes, values, cdf, context.rng, 0.0, INDEPENDENT, stack, _enter, every_action, _leave, context
+        )
+        touched += entered
+    return touched
 
 
 @njit(cache=True, error_model="numpy")

@@ -1,8 +1,9 @@
 r"""Monte Carlo CFR: the update rules of :mod:`cfr_agents.solvers` applied to sampled regrets.
 
 One iteration is one traversal per player, player 0 first (OpenSpiel's convention). Each scheme is
-a compiled kernel (one module each) that walks the compiled tree's node arrays iteratively with an
-explicit stack, draws from its own xoshiro256** stream seeded by the caller's
+a compiled kernel (one module each): its hooks on the one traversal every kernel shares
+(:mod:`~cfr_agents.solvers.sampling.walk`), which walks the compiled tree's node arrays iteratively with
+an explicit stack. Each draws from its own xoshiro256** stream seeded by the caller's
 ``numpy.random.Generator``, and applies :class:`~cfr_agents.solvers.update_rule.UpdateRule` to the
 sampled regrets :math:`\tilde r^t` as Brown & Sandholm (2019) apply it to MCCFR: regret matching
 (``cfr``), regret matching+ (``cfr+``), linear (``lcfr``) or discounted (``dcfr``) weighting. Discounts
@@ -34,7 +35,7 @@ from types import ModuleType
 
 import numpy as np
 
-from adapters.inputs import InputError
+from adapters.inputs import InputError, Interval, ParameterError
 from cfr_agents.policy import Policy
 from cfr_agents.solvers.full_tree import normalise
 from cfr_agents.solvers.sampling import chance, external, kernel_support, outcome, pure
@@ -42,6 +43,9 @@ from cfr_agents.solvers.update_rule import UpdateRule
 from cfr_agents.tree import KIND_CHANCE, KIND_TERMINAL, CompiledTree, FloatArray, IntArray
 
 DEFAULT_EPSILON = 0.6
+EPSILON = Interval(0.01, 1.0)
+"""Outcome sampling's exploration: one traverser decision's importance weight is at most ``|A|/epsilon`` and
+the sampled regrets' variance grows as its power along a path, so below 0.01 it swamps any run."""
 CHANCE_DRAWS = ("independent", "stratified")
 """How chance outcomes are drawn (the default first; see :mod:`.kernel_support`): a fresh uniform at
 every chance node, or one stratified uniform per traversal that drives all of them."""
@@ -75,29 +79,31 @@ def check_sampling(
         raise InputError(f"unknown sampling scheme {sampling!r}; choose from {', '.join(SAMPLING_CHOICES)}")
     scheme = SCHEMES[sampling]
     if rule.predictive:
-        raise InputError(
+        raise ParameterError(
             "predictive CFR+ needs the full instantaneous regret vector of every infoset each iteration; "
-            "it does not combine with sampling (use --sampling none)"
+            "it does not combine with sampling ({sampling} none)"
         )
     if rule.discount_first:
-        raise InputError(
+        raise ParameterError(
             "DCFR+ and PDCFR+ discount each regret before adding the new one, every iteration; "
-            "they run on the full tree only (use --sampling none)"
+            "they run on the full tree only ({sampling} none)"
         )
     if rule.scheduled:
-        raise InputError(
+        raise ParameterError(
             "a hyperparameter schedule (HS-PCFR+) moves the average's exponent every iteration; "
-            "it runs on the full tree only (use --sampling none)"
+            "it runs on the full tree only ({sampling} none)"
         )
     if averaging is not None and averaging not in scheme.averaging:
-        raise InputError(
-            f"--averaging {averaging} does not apply to {sampling} sampling; choose from {', '.join(scheme.averaging)}"
+        raise ParameterError(
+            "{averaging} {given} does not apply to {scheme} sampling; choose from {choices}",
+            given=averaging,
+            scheme=sampling,
+            choices=", ".join(scheme.averaging),
         )
     if epsilon is not None:
         if sampling != "outcome":
-            raise InputError("--epsilon only applies to --sampling outcome")
-        if not 0.0 < epsilon <= 1.0:
-            raise InputError(f"--epsilon must be in (0, 1], got {epsilon}")
+            raise ParameterError("{epsilon} only applies to {sampling} outcome")
+        EPSILON.check("epsilon", epsilon)
     if chance_draws is not None and chance_draws not in CHANCE_DRAWS:
         raise InputError(f"unknown chance draws {chance_draws!r}; choose from {', '.join(CHANCE_DRAWS)}")
 

@@ -15,97 +15,106 @@ Averaging (the papers'): at :math:`i`'s nodes, :math:`C(I,\cdot) \mathrel{+}= w_
 \sigma^t(I,\cdot)`, the full-tree update restricted to the sampled outcome; each infoset is kept
 with a probability that does not change over iterations, so the normalised average is unbiased,
 with the variance of one chance sample per iteration.
+
+The traversal is :func:`~.walk.walk` with the hooks below: every decision node opens a frame and walks
+every action, each frame keeping the players' reaches on arrival.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from cfr_agents.solvers.sampling.kernel_support import (
-    CHANCE,
-    CODE,
-    COUNT,
-    FIRST,
-    INDEX,
-    STRATIFIED,
-    TERMINAL,
     WEIGHT,
     KernelOptions,
     KernelState,
     KernelTree,
     add_average,
-    begin_iteration,
-    chance_child,
-    frames,
-    stratified_child,
-    traversal_uniform,
     update_regrets,
 )
+from cfr_agents.solvers.sampling.walk import Stack, frames, iterate, nothing_at_end, traversal_loop
 
 REACH = 0
+
+
+class Context(NamedTuple):
+    """What the hooks read and write."""
+
+    regret: np.ndarray
+    current: np.ndarray
+    cumulative: np.ndarray
+    log_at: np.ndarray
+    scalars: np.ndarray
+    alpha: float
+    beta: float
+    reach: np.ndarray
+    r""":math:`\pi_0(h), \pi_1(h)` at the node the walk is at."""
+    frame_reach: np.ndarray
+    """The reaches on arrival at each frame's node."""
+    instant: np.ndarray
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _start(context: Context, player: int) -> None:
+    """Both reaches are 1 at the root."""
+    context.reach[0] = context.reach[1] = 1.0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _enter(context: Context, player: int, depth: int, code: int, infoset: int, n: int) -> tuple[int, bool]:
+    """Every decision node opens a frame, walked from action 0."""
+    reach = context.reach
+    context.frame_reach[depth, 0] = reach[0]
+    context.frame_reach[depth, 1] = reach[1]
+    reach[code - 1] *= context.current[infoset, 0]
+    return 0, True
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _advance(context: Context, player: int, depth: int, code: int, infoset: int, n: int, action: int) -> int:
+    r"""Every action in turn, the acting player's reach times :math:`\sigma^t(I,a)` of the next."""
+    reach = context.reach
+    reach[0] = context.frame_reach[depth, 0]
+    reach[1] = context.frame_reach[depth, 1]
+    if action + 1 < n:
+        reach[code - 1] *= context.current[infoset, action + 1]
+        return action + 1
+    return -1
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _leave(context: Context, player: int, depth: int, code: int, infoset: int, n: int, children: np.ndarray) -> float:
+    r""":math:`\tilde v(h)`; at the traverser's nodes, its sampled regrets and average, and the update rule."""
+    current, reach, instant = context.current, context.reach, context.instant
+    value = 0.0
+    for a in range(n):
+        value += current[infoset, a] * children[a]  # v(h) = sum_a sigma(I,a) v(ha)
+    if code - 1 == player:
+        for a in range(n):
+            instant[a] = reach[1 - player] * (children[a] - value)  # pi_-i (v(ha) - v(h))
+        add_average(context.cumulative, infoset, n, context.scalars[WEIGHT] * reach[player], current[infoset])
+        update_regrets(
+            context.regret, context.log_at, current, infoset, n, instant, context.scalars, context.alpha, context.beta
+        )
+    return value
+
+
+@traversal_loop
+def _iterations(
+    iterations: int, tree: KernelTree, state: KernelState, options: KernelOptions, stack: Stack, context: Context
+) -> None:
+    iterate(iterations, tree, state, options, stack, _start, _enter, _advance, _leave, nothing_at_end, context)
 
 
 @njit(cache=True, error_model="numpy")
 def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOptions) -> None:
     """``iterations`` iterations: a traversal for player 0, then for player 1."""
-    nodes, values, cdf, depth_bound = tree
-    regret, current, cumulative, log_at, weight_at, scalars, rng, shift = state
-    alpha, beta, gamma, _averaging, _epsilon, chance_draws = options
+    regret, current, cumulative, log_at, _weight_at, scalars, _rng, _shift = state
+    alpha, beta = options[0], options[1]
     width = regret.shape[1]
-    frame_node, frame_next, frame_value, frame_u = frames(depth_bound, width)
-    frame_reach = np.empty((depth_bound, 2))  # pi_0(h), pi_1(h)
-    reach = np.empty(2)
-    instant = np.empty(width)
-    for _ in range(iterations):
-        begin_iteration(scalars, alpha, beta, gamma, cumulative, weight_at)
-        for player in range(2):
-            depth = 0
-            node = 0
-            reach[0] = reach[1] = 1.0
-            u = traversal_uniform(shift, player, scalars, chance_draws)
-            while True:
-                while True:  # descend to a terminal, a frame per decision node
-                    code = nodes[node, CODE]
-                    if code == TERMINAL:
-                        value = values[node, player]
-                        break
-                    if code == CHANCE:
-                        if chance_draws == STRATIFIED:
-                            node, u = stratified_child(nodes, cdf, node, u)
-                        else:
-                            node = chance_child(nodes, cdf, node, rng)
-                        continue
-                    frame_node[depth] = node
-                    frame_next[depth] = 0
-                    frame_u[depth] = u
-                    frame_reach[depth, 0] = reach[0]
-                    frame_reach[depth, 1] = reach[1]
-                    reach[code - 1] *= current[nodes[node, INDEX], 0]
-                    depth += 1
-                    node = nodes[node, FIRST]
-                while depth > 0:  # ascend: hand the value to the deepest frame with children left
-                    d = depth - 1
-                    frame_value[d, frame_next[d]] = value
-                    frame_next[d] += 1
-                    parent = frame_node[d]
-                    infoset, n = nodes[parent, INDEX], nodes[parent, COUNT]
-                    acting = nodes[parent, CODE] - 1
-                    reach[0] = frame_reach[d, 0]
-                    reach[1] = frame_reach[d, 1]
-                    if frame_next[d] < n:
-                        reach[acting] *= current[infoset, frame_next[d]]
-                        node = nodes[parent, FIRST] + frame_next[d]
-                        u = frame_u[d]
-                        break
-                    value = 0.0
-                    for a in range(n):
-                        value += current[infoset, a] * frame_value[d, a]  # v(h) = sum_a sigma(I,a) v(ha)
-                    if acting == player:
-                        for a in range(n):
-                            instant[a] = reach[1 - player] * (frame_value[d, a] - value)  # pi_-i (v(ha) - v(h))
-                        add_average(cumulative, infoset, n, scalars[WEIGHT] * reach[player], current[infoset])
-                        update_regrets(regret, log_at, current, infoset, n, instant, scalars, alpha, beta)
-                    depth -= 1
-                else:
-                    break
+    reach, frame_reach, instant = np.empty(2), np.empty((tree[3], 2)), np.empty(width)
+    context = Context(regret, current, cumulative, log_at, scalars, alpha, beta, reach, frame_reach, instant)
+    _iterations(iterations, tree, state, options, frames(tree[3], width), context)

@@ -10,6 +10,9 @@ opponent by :math:`\sigma^t_{-i}` -- and every action of :math:`i` is walked. Wi
   :math:`E[\tilde r^t(I,a)] = r^t(I,a)`;
 * the update rule then applies to :math:`\tilde r^t` (:func:`~.kernel_support.update_regrets`).
 
+The traversal is :func:`~.walk.walk` with the hooks below: the traverser's nodes open a frame and walk
+every action, the opponent's draw one.
+
 Averaging (``averaging``):
 
 * ``SIMPLE`` (OpenSpiel's default): at each opponent node the traversal passes,
@@ -26,6 +29,8 @@ Averaging (``averaging``):
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -35,103 +40,78 @@ from cfr_agents.solvers.sampling.kernel_support import (
     COUNT,
     FIRST,
     INDEX,
-    STRATIFIED,
     TERMINAL,
     WEIGHT,
     KernelOptions,
     KernelState,
     KernelTree,
     add_average,
-    begin_iteration,
-    chance_child,
-    frames,
     sample,
-    stratified_child,
-    traversal_uniform,
     update_regrets,
 )
+from cfr_agents.solvers.sampling.walk import Stack, every_action, frames, iterate, nothing_at_start, traversal_loop
 
 SIMPLE, FULL = 0, 1
 
 
+class Context(NamedTuple):
+    """What the hooks read and write."""
+
+    nodes: np.ndarray
+    regret: np.ndarray
+    current: np.ndarray
+    cumulative: np.ndarray
+    log_at: np.ndarray
+    scalars: np.ndarray
+    rng: np.ndarray
+    alpha: float
+    beta: float
+    averaging: int
+    instant: np.ndarray
+    full_reach: np.ndarray
+    r""":math:`\pi_0(h), \pi_1(h)` of every node, for the ``FULL`` average."""
+
+
 @njit(cache=True, error_model="numpy", inline="always")
-def _traverse(
-    player: int,
-    nodes: np.ndarray,
-    values: np.ndarray,
-    cdf: np.ndarray,
-    regret: np.ndarray,
-    current: np.ndarray,
-    cumulative: np.ndarray,
-    log_at: np.ndarray,
-    scalars: np.ndarray,
-    rng: np.ndarray,
-    alpha: float,
-    beta: float,
-    averaging: int,
-    frame_node: np.ndarray,
-    frame_next: np.ndarray,
-    frame_value: np.ndarray,
-    frame_u: np.ndarray,
-    instant: np.ndarray,
-    u: float,
-    chance_draws: int,
-) -> None:
-    """One traversal for ``player``, iteratively: a frame per traverser node on the path; ``u`` starts
-    its chance draws (:func:`~.kernel_support.stratified_child`)."""
-    mine = 1 + player
-    depth = 0
-    node = 0
-    while True:
-        while True:  # descend to a terminal, pushing a frame at each of the traverser's nodes
-            code = nodes[node, CODE]
-            if code == TERMINAL:
-                value = values[node, player]
-                break
-            if code == CHANCE:
-                if chance_draws == STRATIFIED:
-                    node, u = stratified_child(nodes, cdf, node, u)
-                else:
-                    node = chance_child(nodes, cdf, node, rng)
-                continue
-            if code != mine:
-                infoset, n = nodes[node, INDEX], nodes[node, COUNT]
-                sigma = current[infoset]
-                if averaging == SIMPLE:
-                    add_average(cumulative, infoset, n, scalars[WEIGHT], sigma)  # C += w_t sigma^t
-                node = nodes[node, FIRST] + sample(sigma, n, rng)
-                continue
-            frame_node[depth] = node
-            frame_next[depth] = 0
-            frame_u[depth] = u
-            depth += 1
-            node = nodes[node, FIRST]
-        while depth > 0:  # ascend: hand the value to the deepest frame with children left
-            d = depth - 1
-            frame_value[d, frame_next[d]] = value
-            frame_next[d] += 1
-            parent = frame_node[d]
-            n = nodes[parent, COUNT]
-            if frame_next[d] < n:
-                node = nodes[parent, FIRST] + frame_next[d]
-                u = frame_u[d]  # every branch of a frame meets the same chance outcomes
-                break
-            infoset = nodes[parent, INDEX]
-            value = 0.0
-            for a in range(n):
-                value += current[infoset, a] * frame_value[d, a]  # v(I) = sum_a sigma(I,a) v(Ia)
-            for a in range(n):
-                instant[a] = frame_value[d, a] - value  # r~(I,a) = v(Ia) - v(I)
-            update_regrets(regret, log_at, current, infoset, n, instant, scalars, alpha, beta)
-            depth -= 1
-        else:
-            return
+def _enter(context: Context, player: int, depth: int, code: int, infoset: int, n: int) -> tuple[int, bool]:
+    r"""The traverser's node opens a frame; the opponent's draws its action from :math:`\sigma^t`."""
+    if code == 1 + player:
+        return 0, True
+    sigma = context.current[infoset]
+    if context.averaging == SIMPLE:
+        add_average(context.cumulative, infoset, n, context.scalars[WEIGHT], sigma)  # C += w_t sigma^t
+    return sample(sigma, n, context.rng), False
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _leave(context: Context, player: int, depth: int, code: int, infoset: int, n: int, children: np.ndarray) -> float:
+    """The traverser's sampled regrets at :math:`I`, and the update rule applied to them."""
+    current, instant = context.current, context.instant
+    value = 0.0
+    for a in range(n):
+        value += current[infoset, a] * children[a]  # v(I) = sum_a sigma(I,a) v(Ia)
+    for a in range(n):
+        instant[a] = children[a] - value  # r~(I,a) = v(Ia) - v(I)
+    update_regrets(
+        context.regret, context.log_at, current, infoset, n, instant, context.scalars, context.alpha, context.beta
+    )
+    return value
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _end(context: Context) -> None:
+    """The ``FULL`` average, after both traversals."""
+    if context.averaging == FULL:
+        _full_average(context.nodes, context.current, context.cumulative, context.scalars[WEIGHT], context.full_reach)
 
 
 @njit(cache=True, error_model="numpy")
-def _full_average(nodes: np.ndarray, current: np.ndarray, cumulative: np.ndarray, weight: float) -> None:
-    r"""One pass in node order (parents precede children): :math:`C \mathrel{+}= w_t\,\pi_p(h)\,\sigma^t(I,\cdot)`."""
-    reach = np.ones((nodes.shape[0], 2))
+def _full_average(
+    nodes: np.ndarray, current: np.ndarray, cumulative: np.ndarray, weight: float, reach: np.ndarray
+) -> None:
+    r"""One pass in node order (parents precede children): :math:`C \mathrel{+}= w_t\,\pi_p(h)\,\sigma^t(I,\cdot)`;
+    ``reach`` (one row per node) is scratch."""
+    reach[:] = 1.0
     for node in range(nodes.shape[0]):
         code = nodes[node, CODE]
         if code == TERMINAL:
@@ -151,40 +131,21 @@ def _full_average(nodes: np.ndarray, current: np.ndarray, cumulative: np.ndarray
             reach[first + a, 1 - p] = reach[node, 1 - p]
 
 
+@traversal_loop
+def _iterations(
+    iterations: int, tree: KernelTree, state: KernelState, options: KernelOptions, stack: Stack, context: Context
+) -> None:
+    iterate(iterations, tree, state, options, stack, nothing_at_start, _enter, every_action, _leave, _end, context)
+
+
 @njit(cache=True, error_model="numpy")
 def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOptions) -> None:
     """``iterations`` iterations: a traversal for player 0, then for player 1 (then the full average)."""
-    nodes, values, cdf, depth_bound = tree
-    regret, current, cumulative, log_at, weight_at, scalars, rng, shift = state
-    alpha, beta, gamma, averaging, _epsilon, chance_draws = options
-    width = regret.shape[1]
-    frame_node, frame_next, frame_value, frame_u = frames(depth_bound, width)
-    instant = np.empty(width)
-    for _ in range(iterations):
-        begin_iteration(scalars, alpha, beta, gamma, cumulative, weight_at)
-        for player in range(2):
-            u = traversal_uniform(shift, player, scalars, chance_draws)
-            _traverse(
-                player,
-                nodes,
-                values,
-                cdf,
-                regret,
-                current,
-                cumulative,
-                log_at,
-                scalars,
-                rng,
-                alpha,
-                beta,
-                averaging,
-                frame_node,
-                frame_next,
-                frame_value,
-                frame_u,
-                instant,
-                u,
-                chance_draws,
-            )
-        if averaging == FULL:
-            _full_average(nodes, current, cumulative, scalars[WEIGHT])
+    regret, current, cumulative, log_at, _weight_at, scalars, rng, _shift = state
+    alpha, beta, _gamma, averaging, _epsilon, _chance_draws = options
+    nodes, width = tree[0], regret.shape[1]
+    full_reach = np.empty((nodes.shape[0] if averaging == FULL else 0, 2))
+    context = Context(
+        nodes, regret, current, cumulative, log_at, scalars, rng, alpha, beta, averaging, np.empty(width), full_reach
+    )
+    _iterations(iterations, tree, state, options, frames(tree[3], width), context)

@@ -64,8 +64,8 @@ KernelState: TypeAlias = tuple[
 """``(regret, current, cumulative, log_at, weight_at, scalars, rng, shift)``, as described above."""
 KernelOptions: TypeAlias = tuple[float, float, float, int, float, int]
 """``(alpha, beta, gamma, averaging mode, epsilon, chance draws)``."""
-STRATIFIED = 1
-"""The kernels' code for stratified chance draws (independent draws are 0): the index in ``CHANCE_DRAWS``."""
+INDEPENDENT, STRATIFIED = 0, 1
+"""The kernels' codes for independent and stratified chance draws: their index in ``CHANCE_DRAWS``."""
 _TWO_TO_MINUS_53 = 1.0 / 9007199254740992.0
 _ONE_BELOW_ONE = 1.0 - _TWO_TO_MINUS_53
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -139,7 +139,7 @@ def _residual(u: float, low: float, high: float) -> float:
     return min(max(r, 0.0), _ONE_BELOW_ONE)
 
 
-# Not inlined, and called by the kernels from their own `if chance_draws == STRATIFIED` branch: inlining
+# Not inlined, and called by the walk from its own `if chance_draws == STRATIFIED` branch: inlining
 # it, or routing both kinds of draw through one shared helper (inlined or not), cost the independent
 # path about 35% of its iterations/s on Leduc (1.65M -> 1.05M it/s for external sampling).
 @njit(cache=True, error_model="numpy")
@@ -239,18 +239,6 @@ def update_regrets(
     log_at[infoset, 0] = scalars[L_POS]
     log_at[infoset, 1] = scalars[L_NEG]
     regret_matching(regret, infoset, n, current[infoset])
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def frames(depth_bound: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """A traversal's stack: the node, the next child, the children's values and the chance uniform
-    (:func:`stratified_child`) on arrival, of each frame."""
-    return (
-        np.empty(depth_bound, np.int64),
-        np.empty(depth_bound, np.int64),
-        np.empty((depth_bound, width)),
-        np.empty(depth_bound),
-    )
 
 
 @njit(cache=True, error_model="numpy")

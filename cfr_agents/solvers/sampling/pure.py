@@ -17,36 +17,50 @@ sample of :math:`\sigma^t(I,\cdot)` drawn with probability proportional to the o
 times chance (a per-infoset constant), with the variance of a single draw. With ``--algo cfr`` the
 counts are plain (PureCFR); with ``--algo cfr+`` regrets are floored at 0 and iteration :math:`t`
 counts :math:`t` times (PureCFR+).
+
+The traversal is :func:`~.walk.walk` with the hooks below: the traverser's nodes open a frame and walk
+every action, the opponent's follow the sampled profile.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from cfr_agents.solvers.sampling.kernel_support import (
-    CHANCE,
-    CODE,
-    COUNT,
-    FIRST,
-    INDEX,
     ITERATION,
-    STRATIFIED,
-    TERMINAL,
     WEIGHT,
     KernelOptions,
     KernelState,
     KernelTree,
-    begin_iteration,
-    chance_child,
-    frames,
     sample,
-    stratified_child,
-    traversal_uniform,
     update_regrets,
 )
+from cfr_agents.solvers.sampling.walk import Stack, every_action, frames, iterate, nothing_at_end, traversal_loop
 
 SAMPLED = 0
+
+
+class Context(NamedTuple):
+    """What the hooks read and write."""
+
+    regret: np.ndarray
+    current: np.ndarray
+    cumulative: np.ndarray
+    log_at: np.ndarray
+    scalars: np.ndarray
+    rng: np.ndarray
+    alpha: float
+    beta: float
+    stamp: np.ndarray
+    """The traversal's stamp, ``2 t + player`` (one entry)."""
+    drawn_at: np.ndarray
+    """The stamp of the traversal that drew each infoset's :math:`a^*_I`."""
+    drawn: np.ndarray
+    """:math:`a^*_I`."""
+    instant: np.ndarray
 
 
 @njit(cache=True, error_model="numpy")
@@ -68,64 +82,61 @@ def _pure_action(
     return int(drawn[infoset]), False
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _start(context: Context, player: int) -> None:
+    """A new traversal: a new stamp, so that every :math:`a^*_I` is drawn afresh."""
+    context.stamp[0] = 2.0 * context.scalars[ITERATION] + player
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _enter(context: Context, player: int, depth: int, code: int, infoset: int, n: int) -> tuple[int, bool]:
+    """:math:`a^*_I` at every decision node; the traverser's open a frame, the opponent's follow :math:`a^*_I`."""
+    a, first_draw = _pure_action(
+        infoset, n, context.stamp[0], context.current, context.drawn_at, context.drawn, context.rng
+    )
+    if code == 1 + player:
+        return 0, True
+    if first_draw:  # count the opponent's sampled action once per traversal: C += w_t
+        context.cumulative[infoset, a] += context.scalars[WEIGHT]
+    return a, False
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _leave(context: Context, player: int, depth: int, code: int, infoset: int, n: int, children: np.ndarray) -> float:
+    """The traverser's sampled regrets against :math:`a^*_I`, and the update rule applied to them."""
+    instant = context.instant
+    value: float = children[context.drawn[infoset]]  # v(h) = v(h a*)
+    for a in range(n):
+        instant[a] = children[a] - value  # r~(I,a) = v(Ia) - v(Ia*)
+    update_regrets(
+        context.regret,
+        context.log_at,
+        context.current,
+        infoset,
+        n,
+        instant,
+        context.scalars,
+        context.alpha,
+        context.beta,
+    )
+    return value
+
+
+@traversal_loop
+def _iterations(
+    iterations: int, tree: KernelTree, state: KernelState, options: KernelOptions, stack: Stack, context: Context
+) -> None:
+    iterate(iterations, tree, state, options, stack, _start, _enter, every_action, _leave, nothing_at_end, context)
+
+
 @njit(cache=True, error_model="numpy")
 def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOptions) -> None:
     """``iterations`` iterations: a traversal for player 0, then for player 1."""
-    nodes, values, cdf, depth_bound = tree
-    regret, current, cumulative, log_at, weight_at, scalars, rng, shift = state
-    alpha, beta, gamma, _averaging, _epsilon, chance_draws = options
-    width = regret.shape[1]
-    frame_node, frame_next, frame_value, frame_u = frames(depth_bound, width)
-    drawn_at = np.full(regret.shape[0], -1.0)
-    drawn = np.zeros(regret.shape[0], np.int64)
-    instant = np.empty(width)
-    for _ in range(iterations):
-        begin_iteration(scalars, alpha, beta, gamma, cumulative, weight_at)
-        for player in range(2):
-            mine = 1 + player
-            stamp = 2.0 * scalars[ITERATION] + player
-            depth = 0
-            node = 0
-            u = traversal_uniform(shift, player, scalars, chance_draws)
-            while True:
-                while True:  # descend along the sampled profile, a frame per traverser node
-                    code = nodes[node, CODE]
-                    if code == TERMINAL:
-                        value = values[node, player]
-                        break
-                    if code == CHANCE:
-                        if chance_draws == STRATIFIED:
-                            node, u = stratified_child(nodes, cdf, node, u)
-                        else:
-                            node = chance_child(nodes, cdf, node, rng)
-                        continue
-                    infoset, n = nodes[node, INDEX], nodes[node, COUNT]
-                    a, first_draw = _pure_action(infoset, n, stamp, current, drawn_at, drawn, rng)
-                    if code != mine:
-                        if first_draw:  # count the opponent's sampled action once per traversal: C += w_t
-                            cumulative[infoset, a] += scalars[WEIGHT]
-                        node = nodes[node, FIRST] + a
-                        continue
-                    frame_node[depth] = node
-                    frame_next[depth] = 0
-                    frame_u[depth] = u
-                    depth += 1
-                    node = nodes[node, FIRST]
-                while depth > 0:  # ascend: hand the value to the deepest frame with children left
-                    d = depth - 1
-                    frame_value[d, frame_next[d]] = value
-                    frame_next[d] += 1
-                    parent = frame_node[d]
-                    n = nodes[parent, COUNT]
-                    if frame_next[d] < n:
-                        node = nodes[parent, FIRST] + frame_next[d]
-                        u = frame_u[d]
-                        break
-                    infoset = nodes[parent, INDEX]
-                    value = frame_value[d, drawn[infoset]]  # v(h) = v(h a*)
-                    for a in range(n):
-                        instant[a] = frame_value[d, a] - value  # r~(I,a) = v(Ia) - v(Ia*)
-                    update_regrets(regret, log_at, current, infoset, n, instant, scalars, alpha, beta)
-                    depth -= 1
-                else:
-                    break
+    regret, current, cumulative, log_at, _weight_at, scalars, rng, _shift = state
+    alpha, beta = options[0], options[1]
+    infosets, width = regret.shape
+    drawn_at, drawn = np.full(infosets, -1.0), np.zeros(infosets, np.int64)
+    context = Context(
+        regret, current, cumulative, log_at, scalars, rng, alpha, beta, np.empty(1), drawn_at, drawn, np.empty(width)
+    )
+    _iterations(iterations, tree, state, options, frames(tree[3], width), context)
