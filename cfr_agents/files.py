@@ -91,24 +91,28 @@ def check_no_overwrite(
     output: str,
     *,
     holds: Sequence[str] = (),
+    beside: Sequence[str] = (),
     updates: str | None = None,
 ) -> None:
-    """Refuse, in one line, the output ``output`` of the argument ``flag`` (``--out``) when it, or one of the
-    files ``holds`` it writes in it as a directory, is one of ``reads`` -- but the reads of ``updates``, the
-    argument whose file it may update in place (``train --checkpoint F --resume F``)."""
+    """Refuse, in one line, the output ``output`` of the argument ``flag`` (``--out``) when it, one of the
+    files ``holds`` it writes in it as a directory, or one of the files it writes beside itself with its
+    suffix replaced by one of ``beside`` (a model's ``.safetensors``), is one of ``reads`` -- but the reads of
+    ``updates``, the argument whose file it may update in place (``train --checkpoint F --resume F``)."""
     inputs: dict[tuple[int, int], Read] = {}
     for read in reads:
         identity = file_identity(read.path)
         if identity is not None:
             inputs.setdefault(identity, read)
-    for path in [Path(output), *(Path(output) / name for name in holds)]:
+    written = [Path(output), *(Path(output) / name for name in holds)]
+    written += [Path(output).with_suffix(suffix) for suffix in beside if Path(output).suffix != suffix]
+    for path in written:
         identity = file_identity(path)
         overwritten = None if identity is None else inputs.get(identity)
         if overwritten is not None and overwritten.source != updates:
             raise InputError(
                 f"{flag} {output!r} would overwrite the input {os.fspath(overwritten.path)!r}"
                 + (f" ({overwritten.what})" if overwritten.what else "")
-                + (f" (it writes {path.name!r} there)" if path != Path(output) else "")
+                + (f" (it writes {os.fspath(path)!r})" if path != Path(output) else "")
             )
 
 

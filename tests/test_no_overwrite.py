@@ -187,6 +187,20 @@ def test_resume_may_checkpoint_into_the_file_it_resumes(tmp_path: Path) -> None:
     assert refused.status == 2 and "would overwrite the input" in refused.err
 
 
+def test_the_weights_a_model_writes_beside_its_sidecar_may_not_be_an_input(tmp_path: Path) -> None:
+    """``train --out m.json`` writes a neural model's weights to ``m.safetensors``: that file is an output too."""
+    pytest.importorskip("torch")
+    checkpoint = tmp_path / "m.safetensors"  # a checkpoint, whatever its name
+    base = ["train", "--game", "openspiel:kuhn_poker", "--algo", "sd-cfr", "--preset", "fast", "--traversals", "50"]
+    base += ["--quiet", "--checkpoint", str(checkpoint)]
+    assert run_cli([*base, "--iterations", "1", "--out", str(tmp_path / "a.json")]).status == 0
+    before = checkpoint.read_bytes()
+    refused = run_cli(["train", "--resume", str(checkpoint), "--iterations", "2", "--out", str(tmp_path / "m.json")])
+    assert refused.status == 2 and refused.err.count("\n") == 1, refused.err
+    assert f"would overwrite the input {str(checkpoint)!r}" in refused.err
+    assert checkpoint.read_bytes() == before and not (tmp_path / "m.json").exists()
+
+
 @pytest.fixture(scope="module")
 def curve(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("curve") / "kuhn.csv"

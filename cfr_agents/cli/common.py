@@ -16,7 +16,6 @@ from adapters.inputs import Interval
 from cfr_agents.exit_status import EXIT_DISAGREE as EXIT_DISAGREE
 from cfr_agents.exit_status import EXIT_INTERRUPTED as EXIT_INTERRUPTED
 from cfr_agents.exit_status import EXIT_USAGE as EXIT_USAGE
-from cfr_agents.files import output_dir as output_dir
 
 _LINE_BREAKS = {ord(c): repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
 

@@ -22,6 +22,8 @@ ROLE = "path_role"
 """The attribute an argument's :class:`argparse.Action` carries: ``"input"`` or ``"output"``."""
 HOLDS = "path_holds"
 """On an output directory's action: the names of the files the command writes in it."""
+BESIDE = "path_beside"
+"""On an output's action: the suffixes of the files the command may write beside it (``model.safetensors``)."""
 UPDATES = "path_updates"
 """On an output's action: the ``dest`` of the one input it may name too (a file updated in place)."""
 
@@ -38,15 +40,19 @@ def add_output(
     command: argparse.ArgumentParser,
     *flags: str,
     holds: Sequence[str] = (),
+    beside: Sequence[str] = (),
     updates: str | None = None,
     **options: Any,
 ) -> argparse.Action:
     """``command.add_argument(*flags, **options)`` for a file the command writes, or, with ``holds``,
-    a directory it writes the files ``holds`` into. ``updates`` names the ``dest`` of an input this
-    output may be, as ``train --checkpoint F --resume F`` continues one checkpoint file."""
+    a directory it writes the files ``holds`` into. ``beside`` lists the suffixes of files it may write
+    next to it (a model sidecar's weights: ``model.json`` -> ``model.safetensors``). ``updates`` names the
+    ``dest`` of an input this output may be, as ``train --checkpoint F --resume F`` continues one
+    checkpoint file."""
     action = command.add_argument(*flags, **options)
     setattr(action, ROLE, "output")
     setattr(action, HOLDS, tuple(holds))
+    setattr(action, BESIDE, tuple(beside))
     setattr(action, UPDATES, updates)
     return action
 
@@ -67,7 +73,14 @@ def check_no_overwrite(parser: argparse.ArgumentParser, args: argparse.Namespace
     for action in outputs:
         flag = action.option_strings[0] if action.option_strings else action.dest
         for shown in _values(args, action):
-            files.check_no_overwrite(reads, flag, shown, holds=getattr(action, HOLDS), updates=getattr(action, UPDATES))
+            files.check_no_overwrite(
+                reads,
+                flag,
+                shown,
+                holds=getattr(action, HOLDS),
+                beside=getattr(action, BESIDE),
+                updates=getattr(action, UPDATES),
+            )
 
 
 def _reads(args: argparse.Namespace, action: argparse.Action) -> Iterator[files.Read]:

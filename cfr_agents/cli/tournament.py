@@ -12,10 +12,10 @@ from cfr_agents.cli.common import (
     hands,
     magnitude,
     non_negative_int,
-    output_dir,
     plotting_unavailable,
 )
 from cfr_agents.cli.paths import add_input, add_output
+from cfr_agents.files import output_dir
 
 OUTPUTS = ("results.json", "results.csv", "results.md", "heatmap.png")
 

@@ -93,6 +93,7 @@ def register(commands: Any) -> None:
         command,
         "--out",
         required=True,
+        beside=(".safetensors",),
         metavar="FILE",
         help="policy file to write (deep-cfr, sd-cfr: the model's FILE.json, its weights in FILE.safetensors)",
     )

@@ -42,7 +42,14 @@ def register(commands: Any) -> None:
         metavar="E",
         help=f"stop at the first check with exploitability <= E, E in {NASH_CONV_TARGET} (needs --check-every)",
     )
-    add_output(command, "--out", required=True, metavar="FILE.json", help="model file (NFSP: also FILE.safetensors)")
+    add_output(
+        command,
+        "--out",
+        required=True,
+        beside=(".safetensors",),
+        metavar="FILE.json",
+        help="model file (NFSP: also FILE.safetensors)",
+    )
     command.add_argument("--json", action="store_true", help="print one JSON object")
     command.add_argument("--quiet", action="store_true", help="no progress bar")
     command.set_defaults(run=run)
