@@ -16,7 +16,8 @@ Averaging (the papers'): at :math:`i`'s nodes, :math:`C(I,\cdot) \mathrel{+}= w_
 with a probability that does not change over iterations, so the normalised average is unbiased,
 with the variance of one chance sample per iteration.
 
-The traversal is :func:`~.walk.walk` with the hooks below: every decision node opens a frame and walks
+The traversal is :func:`~cfr_agents.solvers.sampling.walk.walk` with the hooks below:
+every decision node opens a frame and walks
 every action, each frame keeping the players' reaches on arrival.
 """
 

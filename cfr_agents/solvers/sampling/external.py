@@ -10,7 +10,8 @@ opponent by :math:`\sigma^t_{-i}` -- and every action of :math:`i` is walked. Wi
   :math:`E[\tilde r^t(I,a)] = r^t(I,a)`;
 * the update rule then applies to :math:`\tilde r^t` (:func:`~.kernel_support.update_regrets`).
 
-The traversal is :func:`~.walk.walk` with the hooks below: the traverser's nodes open a frame and walk
+The traversal is :func:`~cfr_agents.solvers.sampling.walk.walk` with the hooks below:
+the traverser's nodes open a frame and walk
 every action, the opponent's draw one.
 
 Averaging (``averaging``):

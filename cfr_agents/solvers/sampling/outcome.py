@@ -23,7 +23,8 @@ Averaging at :math:`i`'s nodes on the trajectory (``averaging``):
   if :math:`I` had played :math:`\sigma^t` all along. No importance weight, so low variance, but
   biased while the strategy still moves.
 
-The trajectory is :func:`~.walk.walk` with the hooks below: the traverser's nodes open a frame that walks
+The trajectory is :func:`~cfr_agents.solvers.sampling.walk.walk` with the hooks below:
+the traverser's nodes open a frame that walks
 only the sampled action (:func:`~.walk.one_action`), and leaving the frames backs the value up the
 trajectory.
 """

@@ -18,7 +18,8 @@ times chance (a per-infoset constant), with the variance of a single draw. With 
 counts are plain (PureCFR); with ``--algo cfr+`` regrets are floored at 0 and iteration :math:`t`
 counts :math:`t` times (PureCFR+).
 
-The traversal is :func:`~.walk.walk` with the hooks below: the traverser's nodes open a frame and walk
+The traversal is :func:`~cfr_agents.solvers.sampling.walk.walk` with the hooks below:
+the traverser's nodes open a frame and walk
 every action, the opponent's follow the sampled profile.
 """
 
