@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -327,3 +328,30 @@ def test_an_rlcard_cfr_table_with_a_row_it_cannot_play_is_refused(
     assert main(["exploitability", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "each row of its 'average_policy' table must be 4 finite numbers" in err, err
+
+
+@pytest.mark.parametrize(
+    ("kind", "game_id", "change", "message"),
+    [
+        ("openspiel-nfsp", "openspiel:leduc_poker", {"loss_str": "x"}, "'loss_str' differ"),
+        ("openspiel-nfsp", "openspiel:leduc_poker", {"seed": [1]}, "its seed must be an integer"),
+        ("rlcard-nfsp", "rlcard:leduc-holdem", {"q_mlp_layers": "x"}, "'q_mlp_layers' differ"),
+        ("rlcard-nfsp", "rlcard:leduc-holdem", {"q_epsilon_decay_steps": 10**12}, "'q_epsilon_decay_steps' differ"),
+        ("rlcard-nfsp", "rlcard:leduc-holdem", {"preset": "mine"}, "name no preset of rlcard-nfsp ('mine')"),
+    ],
+)
+def test_an_nfsp_sidecar_whose_hyperparameters_are_not_its_preset_s_is_refused(
+    tmp_path: Path, kind: str, game_id: str, change: dict[str, object], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The toolkits' constructors trust what they are given (an unknown loss raises deep inside OpenSpiel; a
+    decay of 10^12 steps asks RLCard for terabytes): a sidecar's hyperparameters must be its preset's."""
+    pytest.importorskip("torch")
+    sidecar = shipped_model(kind, game(game_id))
+    data = json.loads(sidecar.read_text())
+    data["hyperparameters"] = {**data["hyperparameters"], **change}
+    path = tmp_path / sidecar.name
+    path.write_text(json.dumps(data))
+    shutil.copy(sidecar.with_suffix(".safetensors"), tmp_path)
+    assert main(["exploitability", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err

@@ -411,7 +411,14 @@ def load_rlcard(sidecar: str | Path, data: Mapping[str, Any], provenance: Proven
     """The playing agents of an ``rlcard-nfsp`` sidecar written by :func:`save`, for ``game``."""
     if not isinstance(game, RLCardGame):
         raise InputError(f"{str(sidecar)!r}: {provenance.kind} cannot play {game.game_id}")
-    return _load(sidecar, data, provenance, game, lambda settings: SeatedAgents(_rlcard_agents(game, settings)))
+    return _load(
+        sidecar,
+        data,
+        provenance,
+        game,
+        _rlcard_hyperparameters,
+        lambda settings: SeatedAgents(_rlcard_agents(game, settings)),
+    )
 
 
 def load_openspiel(sidecar: str | Path, data: Mapping[str, Any], provenance: Provenance, game: Game) -> NFSPPolicy:
@@ -423,10 +430,24 @@ def load_openspiel(sidecar: str | Path, data: Mapping[str, Any], provenance: Pro
         seed = settings.pop("seed")
         return NFSPPolicy(game.pyspiel_game, _openspiel_agents(game.pyspiel_game, settings, seed))
 
-    return _load(sidecar, data, provenance, game, build)
+    def preset(name: str) -> dict[str, Any]:
+        return {**OPENSPIEL_PRESETS[name], "seed": _seed(provenance.hyperparameters.get("seed"), sidecar)}
+
+    return _load(sidecar, data, provenance, game, preset, build)
+
+
+def _seed(value: object, sidecar: str | Path) -> int:
+    """The networks' seed an ``openspiel-nfsp`` sidecar records: drawn below 2^20 by :func:`train_openspiel`."""
+    if type(value) is not int or not 0 <= value < 2**20:
+        raise InputError(f"{str(sidecar)!r}: its seed must be an integer from 0 to 2^20 - 1, got {value!r}")
+    return value
 
 
 Loaded = TypeVar("Loaded", SeatedAgents, NFSPPolicy)
+
+
+def _presets_of(kind: str) -> Mapping[str, Mapping[str, Any]]:
+    return RLCARD_PRESETS if kind == "rlcard-nfsp" else OPENSPIEL_PRESETS
 
 
 def _load(
@@ -434,11 +455,25 @@ def _load(
     data: Mapping[str, Any],
     provenance: Provenance,
     game: Game,
+    preset: Callable[[str], Mapping[str, Any]],
     build: Callable[[dict[str, Any]], Loaded],
 ) -> Loaded:
     """Check the game and the weights' digest, build the agents from the recorded hyperparameters
-    and load each seat's network."""
+    and load each seat's network. The hyperparameters are handed to RLCard's or OpenSpiel's constructors,
+    which trust them, so they must be exactly those of the recorded preset (``preset(name)``): models are
+    trained from named presets only."""
     check_game(provenance, game.game_id, game.rules_fingerprint, str(sidecar))
+    recorded = dict(provenance.hyperparameters)
+    name = recorded.pop("preset", None)
+    if not isinstance(name, str) or name not in _presets_of(provenance.kind):
+        raise InputError(f"{str(sidecar)!r}: its hyperparameters name no preset of {provenance.kind} ({name!r})")
+    expected = dict(preset(name))
+    if recorded != expected:
+        differ = sorted(key for key in set(recorded) | set(expected) if recorded.get(key) != expected.get(key))
+        raise InputError(
+            f"{str(sidecar)!r}: its hyperparameters are not those of the preset {name!r} "
+            f"({', '.join(map(repr, differ[:3]))} differ)"
+        )
     torch = require_torch(provenance.kind)
     from safetensors.torch import load
 
@@ -448,8 +483,7 @@ def _load(
         stack.enter_context(torch.random.fork_rng())
         saved = np.random.get_state()
         stack.callback(np.random.set_state, saved)
-        settings = {k: v for k, v in provenance.hyperparameters.items() if k != "preset"}
-        agent = build(settings)
+        agent = build(expected)
     for seat, network in enumerate(agent.networks()):
         prefix = f"seat{seat}."
         state = {k.removeprefix(prefix): v for k, v in tensors.items() if k.startswith(prefix)}
