@@ -10,6 +10,7 @@ import functools
 import io
 import signal
 import subprocess
+import types
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
@@ -187,3 +188,24 @@ def values_by_role(pyspiel_game: pyspiel.Game, policies: list[TabularPolicy]) ->
         mass[role] += reach
     assert mass == pytest.approx({"SB": 0.5, "BB": 0.5})
     return {role: weighted[role] / mass[role] for role in weighted}
+
+
+class Overtime(BaseException):
+    """Raised by :func:`time_limit` in the command under test; not an ``Exception``, so the command cannot
+    catch it."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`Overtime` in the block after ``seconds`` of wall time (SIGALRM; the main thread only)."""
+
+    def overtime(signum: int, frame: types.FrameType | None) -> None:
+        raise Overtime
+
+    previous = signal.signal(signal.SIGALRM, overtime)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -18,9 +18,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import signal
-import types
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,7 +25,7 @@ from hypothesis import given, reject
 from hypothesis import strategies as st
 
 from cfr_agents import Policy
-from tests.support import GAME_IDS, cli_commands, run_cli, tree
+from tests.support import GAME_IDS, Overtime, cli_commands, run_cli, time_limit, tree
 
 OVERTIME = 3.0
 BYTES = [b for b in range(1, 256) if b != ord("/")]
@@ -93,10 +90,6 @@ PATHS = [
     "flat.csv",
     "backwards.csv",
 ]
-
-
-class Overtime(BaseException):
-    """Raised by the timer in the command under test; not an ``Exception``, so nothing catches it."""
 
 
 @pytest.fixture(scope="module")
@@ -166,20 +159,6 @@ def argument_vectors(draw: st.DrawFn) -> list[str]:
         one = draw(st.sampled_from(["kuhn.json", "link.json", "curve.csv", "out.json"]))
         argv = [one if token in PATHS else token for token in argv]
     return argv
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    def overtime(signum: int, frame: types.FrameType | None) -> None:
-        raise Overtime
-
-    previous = signal.signal(signal.SIGALRM, overtime)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def test_every_command_is_fuzzed() -> None:

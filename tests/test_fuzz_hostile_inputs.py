@@ -27,12 +27,10 @@ import json
 import math
 import os
 import shutil
-import signal
 import stat
 import sys
 import tempfile
 import tracemalloc
-import types
 import zipfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,7 +50,7 @@ from cfr_agents.solvers.payoff_blocks import payoff_blocks
 from cfr_agents.tree import load_tree
 from eval.agents import infoset_states
 from eval.opponents.registry import MODELS
-from tests.support import CliRun, run_cli, tree
+from tests.support import CliRun, Overtime, run_cli, time_limit, tree
 from tests.test_exploit_cli import learning_file
 from tests.test_no_overwrite import COMMANDS
 
@@ -65,24 +63,6 @@ SPECIAL_SECONDS = 10.0
 """The longest a command may take to refuse a special file: it is refused by its type, never read."""
 MAX_TRACED_BYTES = 64 * 2**20
 """The most memory a command that refuses a special file may allocate (``/dev/zero`` read on would take it all)."""
-
-
-class Overtime(BaseException):
-    """Raised by the timer in the command under test; not an ``Exception``, so the command cannot catch it."""
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    def overtime(signum: int, frame: types.FrameType | None) -> None:
-        raise Overtime
-
-    previous = signal.signal(signal.SIGALRM, overtime)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def assert_refused(result: CliRun) -> None:
