@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from tests.support import start_interruptible
+
 CHILD = """
 import importlib.abc, os, signal, sys
 
@@ -33,8 +35,7 @@ THEN = {
 
 @pytest.mark.parametrize("case", sorted(THEN))
 def test_ctrl_c_while_the_cli_loads_is_one_line_and_status_130(case: str) -> None:
-    result = subprocess.run(
-        [sys.executable, "-c", CHILD.format(then=THEN[case])], capture_output=True, text=True, timeout=120
-    )
-    assert result.returncode == 130, result
-    assert result.stderr == "cfr-agents: interrupted\n", result.stderr
+    child = start_interruptible([sys.executable, "-c", CHILD.format(then=THEN[case])], stderr=subprocess.PIPE)
+    _, stderr = child.communicate(timeout=120)
+    assert child.returncode == 130, stderr
+    assert stderr == "cfr-agents: interrupted\n", stderr
