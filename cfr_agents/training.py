@@ -26,7 +26,7 @@ from typing import Protocol
 import numpy as np
 import psutil
 
-from adapters.inputs import InputError
+from adapters.inputs import InputError, Interval
 from cfr_agents.policy import Policy
 from cfr_agents.tree import CompiledTree, FloatArray
 
@@ -69,11 +69,28 @@ class Trainable(Protocol):
     def restore(self, state: Mapping[str, np.ndarray]) -> None: ...
 
 
+NASH_CONV_TARGET = Interval(1e-15, 1e6)
+"""A NashConv or exploitability to reach (``--target-nash-conv``, ``--precision``, ...), in the game's units:
+below 1e-15 it is the float64 rounding of payoffs of order one, above 1e6 more than any game here can pay."""
+SECONDS = Interval(0.0, 1e9, open_low=True)
+"""A duration in seconds (``--time-limit``, ``--checkpoint-every``): at most 10^9 s, about 32 years."""
+
+
 @dataclass(frozen=True)
 class StopRule:
+    """When :func:`train` stops: at ``iterations`` in all (earlier runs included), at a NashConv of at most
+    ``target_nash_conv`` (in :data:`NASH_CONV_TARGET`), or after ``time_limit`` seconds of this run's solve time
+    (in :data:`SECONDS`), whichever comes first."""
+
     iterations: int | None = None
     target_nash_conv: float | None = None
     time_limit: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.target_nash_conv is not None:
+            NASH_CONV_TARGET.check("target_nash_conv", self.target_nash_conv)
+        if self.time_limit is not None:
+            SECONDS.check("time_limit", self.time_limit)
 
 
 @dataclass(frozen=True)

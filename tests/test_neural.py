@@ -226,10 +226,10 @@ def test_the_same_seed_gives_the_same_model_on_one_machine() -> None:
 
 @pytest.mark.parametrize("advantage_init", ["last", "scratch"])
 def test_the_value_networks_step_size_decays_from_t0(advantage_init: str) -> None:
-    """eta_t = eta min(1, t0/t)^kappa: eta = 0.004, t0 = 2, kappa = 2 gives 0.004, 0.004, 0.004 * 4/9, 0.004 / 4."""
+    """eta_t = eta min(1, t0/t)^kappa: eta = 0.004, t0 = 2, kappa = 1 gives 0.004, 0.004, 0.004 * 2/3, 0.004 / 2."""
     compiled = tree(KUHN)
     settings = replace(
-        FAST, traversals=20, advantage_batches=2, learning_rate=0.004, learning_rate_decay=2.0, decay_start=2
+        FAST, traversals=20, advantage_batches=2, learning_rate=0.004, learning_rate_decay=1.0, decay_start=2
     )
     solver = make_neural_solver(
         compiled,
@@ -242,7 +242,7 @@ def test_the_value_networks_step_size_decays_from_t0(advantage_init: str) -> Non
     for _ in range(4):
         solver.run(1)
         steps.append([group["lr"] for optimiser in solver._optimisers for group in optimiser.param_groups])
-    np.testing.assert_allclose(steps, [[0.004] * 2, [0.004] * 2, [0.004 * 4 / 9] * 2, [0.004 / 4] * 2], rtol=1e-15)
+    np.testing.assert_allclose(steps, [[0.004] * 2, [0.004] * 2, [0.004 * 2 / 3] * 2, [0.004 / 2] * 2], rtol=1e-15)
 
 
 def test_bad_settings_are_refused_in_one_line() -> None:
@@ -252,8 +252,11 @@ def test_bad_settings_are_refused_in_one_line() -> None:
         NeuralSettings(traversals=0).check()
     with pytest.raises(InputError, match="advantage_init must be one of scratch, last"):
         NeuralSettings(advantage_init="warm").check()
-    with pytest.raises(InputError, match="learning_rate_decay must be 0 or positive"):
+    with pytest.raises(InputError, match=r"learning_rate_decay must be in \[0, 1\], got -1.0"):
         NeuralSettings(learning_rate_decay=-1.0).check()
+    for name, value in (("learning_rate", 1e308), ("learning_rate", 5e-324), ("gradient_clip", float("inf"))):
+        with pytest.raises(InputError, match=f"^{name} must be in "):
+            NeuralSettings(**{name: value}).check()
     with pytest.raises(InputError, match="decay_start must be a positive integer"):
         NeuralSettings(decay_start=0).check()
 
@@ -449,14 +452,19 @@ def test_asking_for_deep_cfr_s_average_leaves_the_iterations_unchanged() -> None
 
 @pytest.mark.parametrize("algorithm", ["deep-cfr", "sd-cfr"])
 def test_a_diverging_network_stops_the_run_in_one_line(tmp_path: Path, algorithm: str) -> None:
-    """Adam with a step of 1e308 makes the value networks' weights infinite: the run stops, naming the
-    network, before anything is scored or saved."""
+    """A value network whose weights became infinite (as Adam with a step of 1e308 made them, before steps were
+    bounded): the run stops, naming the network, before anything is scored or saved."""
     from adapters.inputs import InputError
     from cfr_agents.checkpoint import save_checkpoint
     from cfr_agents.training import StopRule, train
 
-    solver = kuhn_solver(algorithm, replace(TINY, learning_rate=1e308))
-    with pytest.raises(InputError, match=r"value network .* not finite .*learning_rate 1e\+308") as refused:
+    with pytest.raises(InputError, match=r"learning_rate must be in \(0, 1\], got 1e\+308"):
+        kuhn_solver(algorithm, replace(TINY, learning_rate=1e308))
+    solver = kuhn_solver(algorithm, TINY)
+    solver.run(1)
+    with torch.no_grad():
+        next(solver.value_networks[0].parameters()).fill_(float("inf"))
+    with pytest.raises(InputError, match=r"value network .* not finite") as refused:
         train(solver, StopRule(iterations=3), lambda t, strategy: exploitability_of_strategy(t, strategy).nash_conv)
     assert "\n" not in str(refused.value)
     with pytest.raises(InputError, match="not finite"):

@@ -264,3 +264,20 @@ def test_an_outcome_sampler_refuses_a_tiny_epsilon_as_a_sweep_does(tmp_path: Pat
     status, _, err = run_cli([*argv, "--iterations", "5", "--out", str(tmp_path / "sweep")])
     assert status == 2 and err == "cfr-agents: error: epsilon must be in [0.01, 1], got 0.001\n"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("target_nash_conv", 1e308, r"^target_nash_conv must be in \[1e-15, 1e6\], got 1e\+308$"),
+        ("target_nash_conv", 5e-324, r"^target_nash_conv must be in \[1e-15, 1e6\], got 5e-324, a subnormal number$"),
+        ("time_limit", 0.0, r"^time_limit must be in \(0, 1e9\], got 0.0$"),
+        ("time_limit", float("inf"), r"^time_limit must be in \(0, 1e9\], got inf$"),
+    ],
+)
+def test_a_stop_rule_out_of_its_range_is_refused_by_the_library(field: str, value: float, message: str) -> None:
+    """The training loop's own ranges: a Python caller is refused as the command line is."""
+    from cfr_agents.training import StopRule
+
+    with pytest.raises(InputError, match=message):
+        StopRule(**{field: value})

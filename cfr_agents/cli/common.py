@@ -133,13 +133,6 @@ def hands(text: str) -> int:
     return _integer(text, None, "", MAX_HANDS)
 
 
-NASH_CONV_TARGET = Interval(1e-15, 1e6)
-"""A NashConv or exploitability to reach (``--target-nash-conv``, ``--precision``, ...), in the game's units:
-below 1e-15 it is the float64 rounding of payoffs of order one, above 1e6 more than any game here can pay."""
-SECONDS = Interval(0.0, 1e9, open_low=True)
-"""A duration in seconds (``--time-limit``, ``--checkpoint-every``): at most 10^9 s, about 32 years."""
-
-
 def _number(text: str) -> float:
     try:
         return float(text)

@@ -14,13 +14,14 @@ from typing import Any
 from tqdm import tqdm
 
 from adapters.inputs import InputError
-from cfr_agents.cli.common import NASH_CONV_TARGET, SECONDS, Within, add_executor_options, positive_int
+from cfr_agents.cli.common import Within, add_executor_options, positive_int
 from cfr_agents.cli.paths import add_output
 from cfr_agents.files import output_dir, write_atomic
 from cfr_agents.jobs import executor
 from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES
 from cfr_agents.solvers.sampling import EPSILON
 from cfr_agents.solvers.update_rule import ALPHA, BETA, GAMMA
+from cfr_agents.training import NASH_CONV_TARGET, SECONDS
 from eval.sweep import (
     Spread,
     Stop,

@@ -22,8 +22,6 @@ from adapters import Game, load_game
 from adapters.inputs import InputError
 from cfr_agents.checkpoint import AnyCheckpoint, Checkpoint, NeuralCheckpoint, read_checkpoint, save_checkpoint
 from cfr_agents.cli.common import (
-    NASH_CONV_TARGET,
-    SECONDS,
     Within,
     deferred_interrupt,
     mbb,
@@ -37,7 +35,7 @@ from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES, TUNABLE, make_solve
 from cfr_agents.solvers.neural import NEURAL, NeuralSolver, infoset_tensors, make_neural_solver
 from cfr_agents.solvers.sampling import CHANCE_DRAWS, DEFAULT_EPSILON, EPSILON, check_sampling
 from cfr_agents.solvers.update_rule import ALPHA, BETA, GAMMA
-from cfr_agents.training import StopRule, Trainable, TrainingRun, curve_csv, train
+from cfr_agents.training import NASH_CONV_TARGET, SECONDS, StopRule, Trainable, TrainingRun, curve_csv, train
 from cfr_agents.tree import CompiledTree, compile_tree
 from eval.train_report import nash_conv, train_report
 

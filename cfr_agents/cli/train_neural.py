@@ -6,18 +6,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from adapters.inputs import InputError, Interval
+from adapters.inputs import InputError
 from cfr_agents.cli.common import Within, non_negative_int, positive_int
 from cfr_agents.solvers.neural import NEURAL, PRESETS, NeuralSettings, foreign_settings, settings_of
+from cfr_agents.solvers.neural.solver import GRADIENT_CLIP, LEARNING_RATE, LEARNING_RATE_DECAY
 
-LEARNING_RATE = Interval(0.0, 1.0, open_low=True)
-"""Adam's step size :math:`\\eta`: Adam moves each weight by about :math:`\\eta` a step, so above 1 a step outgrows
-the weights themselves (initialised below 1)."""
-LEARNING_RATE_DECAY = Interval(0.0, 1.0)
-""":math:`\\kappa`: up to 1 the steps :math:`\\eta \\min(1, t_0/t)^\\kappa` sum to infinity, so the networks keep
-learning; above 1 their sum is finite and learning stops."""
-GRADIENT_CLIP = Interval(0.0, 1e6, open_low=True)
-"""The largest gradient norm a step uses."""
 HYPERPARAMETERS: dict[str, tuple[Any, str]] = {
     "traversals": (positive_int, "external-sampling traversals per player per iteration"),
     "hidden": (None, "hidden layer widths, e.g. 64,64,64"),

@@ -8,9 +8,10 @@ import sys
 from typing import Any
 
 from adapters.inputs import InputError
-from cfr_agents.cli.common import NASH_CONV_TARGET, Within, mbb, non_negative_int, positive_int
+from cfr_agents.cli.common import Within, mbb, non_negative_int, positive_int
 from cfr_agents.cli.paths import add_output
 from cfr_agents.files import check_writable
+from cfr_agents.training import NASH_CONV_TARGET
 
 
 def register(commands: Any) -> None:

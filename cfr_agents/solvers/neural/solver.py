@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 
 import cfr_agents.solvers.neural.networks as networks
 import cfr_agents.solvers.neural.traversal as traversal
-from adapters.inputs import InputError, ParameterError
+from adapters.inputs import InputError, Interval, ParameterError
 from cfr_agents.policy import Policy
 from cfr_agents.solvers.sampling import kernel_tree
 from cfr_agents.tree import CompiledTree, FloatArray
@@ -46,6 +46,14 @@ from cfr_agents.tree import CompiledTree, FloatArray
 ADVANTAGE_INIT = ("scratch", "last")
 TRAVERSAL_CHUNK = 4096
 """Traversals per call of the compiled kernel: their samples' buffers are sized for this many."""
+LEARNING_RATE = Interval(0.0, 1.0, open_low=True)
+"""Adam's step size :math:`\\eta`: Adam moves each weight by about :math:`\\eta` a step, so above 1 a step outgrows
+the weights themselves (initialised below 1)."""
+LEARNING_RATE_DECAY = Interval(0.0, 1.0)
+""":math:`\\kappa`: up to 1 the steps :math:`\\eta \\min(1, t_0/t)^\\kappa` sum to infinity, so the networks keep
+learning; above 1 their sum is finite and learning stops."""
+GRADIENT_CLIP = Interval(0.0, 1e6, open_low=True)
+"""The largest gradient norm a step uses."""
 LIMITS = {"memory": 10**8, "batch_size": 10**6, "threads": 1024, "width": 4096, "layers": 16, "weights": 10**7}
 """Bounds, checked before anything is allocated: reservoir capacities (``*_memory``), mini-batch sizes
 (``*_batch_size``), torch threads, the width and the number of hidden layers, and the weights and biases of
@@ -121,11 +129,12 @@ class NeuralSettings:
                 choices=", ".join(ADVANTAGE_INIT),
                 got=self.advantage_init,
             )
-        for name, low in (("learning_rate", 0.0), ("learning_rate_decay", None), ("gradient_clip", 0.0)):
-            value = getattr(self, name)
-            if not (np.isfinite(value) and (value >= 0 if low is None else value > low)):
-                meaning = "0 or positive" if low is None else "positive"
-                raise ParameterError(f"{{{name}}} must be {meaning}, got {{got}}", got=value)
+        for name, allowed in (
+            ("learning_rate", LEARNING_RATE),
+            ("learning_rate_decay", LEARNING_RATE_DECAY),
+            ("gradient_clip", GRADIENT_CLIP),
+        ):
+            allowed.check(name, getattr(self, name))
 
     def parameters(self) -> dict[str, object]:
         values = asdict(self)
