@@ -256,7 +256,8 @@ def test_bad_settings_are_refused_in_one_line() -> None:
         NeuralSettings(learning_rate_decay=-1.0).check()
     for name, value in (("learning_rate", 1e308), ("learning_rate", 5e-324), ("gradient_clip", float("inf"))):
         with pytest.raises(InputError, match=f"^{name} must be in "):
-            NeuralSettings(**{name: value}).check()
+            settings: dict[str, Any] = {name: value}
+            NeuralSettings(**settings).check()
     with pytest.raises(InputError, match="decay_start must be a positive integer"):
         NeuralSettings(decay_start=0).check()
 

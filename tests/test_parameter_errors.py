@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -280,4 +281,5 @@ def test_a_stop_rule_out_of_its_range_is_refused_by_the_library(field: str, valu
     from cfr_agents.training import StopRule
 
     with pytest.raises(InputError, match=message):
-        StopRule(**{field: value})
+        given: dict[str, Any] = {field: value}
+        StopRule(**given)
