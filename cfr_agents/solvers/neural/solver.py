@@ -394,14 +394,7 @@ class NeuralSolver(ABC):
         rows = self.tree.infoset_player == player
         advantages = networks.predict(self.value_networks[player], self._inputs[rows])
         if not np.isfinite(advantages).all():
-            raise ParameterError(
-                "{algorithm}: player {player}'s value network predicts advantages that are not finite after "
-                "iteration {iteration} ({learning_rate} {rate:g})",
-                algorithm=self.algorithm,
-                player=player,
-                iteration=self.iteration,
-                rate=self.settings.learning_rate,
-            )
+            raise self._not_finite(f"the advantages player {player}'s value network predicts")
         self.current[rows] = networks.regret_matching(advantages, self._mask[rows])
 
     def _accumulate(self, player: int, t: int) -> None:
@@ -469,14 +462,17 @@ class NeuralSolver(ABC):
     def _require_finite(self, network: Any, name: str) -> None:
         """Stop, in one line naming the network, when training left a weight that is not finite."""
         if not networks.is_finite(network):
-            raise ParameterError(
-                "{algorithm}: {network} has weights that are not finite after training at iteration {iteration} "
-                "({learning_rate} {rate:g})",
-                algorithm=self.algorithm,
-                network=name,
-                iteration=self.iteration,
-                rate=self.settings.learning_rate,
-            )
+            raise self._not_finite(f"the weights of {name}")
+
+    def _not_finite(self, what: str) -> ParameterError:
+        """The one-line refusal of a run whose networks produced ``what``, not finite, naming the step size."""
+        return ParameterError(
+            "{algorithm}: {what} are not finite after iteration {iteration} ({learning_rate} {rate:g})",
+            algorithm=self.algorithm,
+            what=what,
+            iteration=self.iteration,
+            rate=self.settings.learning_rate,
+        )
 
     def _fit(
         self,
