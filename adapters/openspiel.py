@@ -12,7 +12,7 @@ import re
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Final
 
 import pyspiel
 
@@ -51,44 +51,91 @@ def _load_pyspiel(game_string: str) -> pyspiel.Game:
         raise UnknownGameError(f"OpenSpiel cannot load {game_string!r}: {first_line}") from None
 
 
+_ACPC_RANGES: Final = (
+    ("numRounds", 1, 4),
+    ("numPlayers", 2, 10),
+    ("numSuits", 1, 4),
+    ("numRanks", 1, 13),
+    ("numHoleCards", 1, 3),
+)
+"""The counts OpenSpiel's ACPC game reader accepts (its ``MAX_ROUNDS``, ``MAX_PLAYERS``, ``MAX_SUITS``,
+``MAX_RANKS`` and ``MAX_HOLE_CARDS``)."""
+
+
 def _check_universal_poker(game_string: str) -> None:
-    """Refuse the deck sizes that OpenSpiel's ``universal_poker`` does not check before it crashes the
-    process (its card library prints "invalid number of ranks" and the process dies with a segmentation
-    fault): from 1 to 13 ranks, 1 to 4 suits, at least one hole card, and enough cards to deal."""
+    """Refuse in one line the ``universal_poker`` games that OpenSpiel 2.0.2 crashes the process on or plays
+    wrongly (:func:`_universal_poker_problem`)."""
     try:
         given = pyspiel.game_parameters_from_string(game_string)
     except Exception as error:  # SpielError: a malformed parameter list
         first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise UnknownGameError(f"OpenSpiel cannot parse {game_string!r}: {first_line}") from None
-    defaults = pyspiel.load_game("universal_poker").get_parameters()
-
-    def number(key: str) -> int:
-        value = given.get(key, defaults[key])
-        try:
-            return int(value)
-        except (TypeError, ValueError):
-            raise UnknownGameError(f"universal_poker's {key} must be a whole number, got {value!r}") from None
-
-    ranks, suits, hole, players = number("numRanks"), number("numSuits"), number("numHoleCards"), number("numPlayers")
-    board_text = str(given.get("numBoardCards", defaults["numBoardCards"]))
-    try:
-        board = sum(int(part) for part in board_text.split())
-    except ValueError:
-        raise UnknownGameError(f"universal_poker's numBoardCards must be whole numbers, got {board_text!r}") from None
-    problem = (
-        f"numRanks must be from 1 to 13, got {ranks}"
-        if not 1 <= ranks <= 13
-        else f"numSuits must be from 1 to 4, got {suits}"
-        if not 1 <= suits <= 4
-        else f"numHoleCards must be at least 1, got {hole}"
-        if hole < 1
-        else f"{players} players' {hole} hole cards and {board} board cards need {players * hole + board} cards; "
-        f"the deck has {ranks * suits}"
-        if players * hole + board > ranks * suits
-        else ""
-    )
+    [game_type] = [game for game in pyspiel.registered_games() if game.short_name == "universal_poker"]
+    problem = _universal_poker_problem({**game_type.parameter_specification, **given})
     if problem:
         raise UnknownGameError(f"OpenSpiel cannot load {game_string!r}: universal_poker's {problem}")
+
+
+def _universal_poker_problem(parameters: Mapping[str, object]) -> str:
+    """Why OpenSpiel cannot play ``universal_poker`` with ``parameters`` (all of them, defaults included),
+    as ``"<parameter> ..."``, or ``""``.
+
+    OpenSpiel's ACPC game reader refuses a game it cannot play by printing a line ("invalid number of ranks:
+    14", "only read 2 blinds, need 3") and returning no game, which OpenSpiel then uses: the process dies
+    with a segmentation fault. Its checks are made here first: the counts of :data:`_ACPC_RANGES`; a stack
+    and a blind for each player, no blind above its stack; for each round a number of board cards, with
+    limit betting a raise size, and a first player among the players (1 when not given); enough cards to
+    deal. Limit betting under ``bettingAbstraction=fullgame`` is refused too: OpenSpiel 2.0.2 then gives
+    1,201 actions, a raise that folds, and aborts inside ACPC (the default abstraction, ``fcpa``, is right).
+    """
+    limit = parameters["betting"] == "limit"
+    if limit and parameters["bettingAbstraction"] == "fullgame":
+        return (
+            "bettingAbstraction=fullgame breaks limit betting in OpenSpiel 2.0.2 (1,201 actions, a raise that "
+            "folds, an abort inside ACPC); leave it out (fcpa, the default, plays limit right)"
+        )
+    count = {key: _whole_number(key, parameters[key]) for key, _, _ in _ACPC_RANGES}
+    for key, low, high in _ACPC_RANGES:
+        if not low <= count[key] <= high:
+            return f"{key} must be from {low} to {high}, got {count[key]}"
+    players, rounds, hole = count["numPlayers"], count["numRounds"], count["numHoleCards"]
+    lists = {key: _whole_numbers(key, parameters[key]) for key in ("stack", "blind", "numBoardCards", "raiseSize")}
+    needed = {"stack": (players, "players"), "blind": (players, "players"), "numBoardCards": (rounds, "rounds")}
+    for key, (number, of) in (needed | ({"raiseSize": (rounds, "rounds")} if limit else {})).items():
+        if len(lists[key]) < number:
+            return f"{key} gives {len(lists[key])} values for {number} {of}"
+    for player in range(players):
+        if lists["blind"][player] > lists["stack"][player]:
+            return f"blind {lists['blind'][player]} of player {player} is more than its stack {lists['stack'][player]}"
+    first = (*_whole_numbers("firstPlayer", parameters["firstPlayer"]), *(1,) * rounds)
+    for round_ in range(rounds):
+        if not 1 <= first[round_] <= players:
+            return f"firstPlayer of round {round_ + 1} must be from 1 to {players}, got {first[round_]}"
+    board = sum(lists["numBoardCards"][:rounds])
+    if players * hole + board > count["numRanks"] * count["numSuits"]:
+        return (
+            f"{players} players' {hole} hole cards and {board} board cards need {players * hole + board} cards; "
+            f"the deck has {count['numRanks'] * count['numSuits']}"
+        )
+    return ""
+
+
+def _whole_number(key: str, value: object) -> int:
+    try:
+        return int(str(value))
+    except ValueError:
+        raise UnknownGameError(f"universal_poker's {key} must be a whole number, got {value!r}") from None
+
+
+def _whole_numbers(key: str, value: object) -> tuple[int, ...]:
+    """OpenSpiel's space-separated counts (``"100 50"``), each 0 or more."""
+    try:
+        numbers = tuple(int(part) for part in str(value).split())
+    except ValueError:
+        numbers = (-1,)
+    if min(numbers, default=0) < 0:
+        raise UnknownGameError(f"universal_poker's {key} must be whole numbers of 0 or more, got {value!r}") from None
+    return numbers
 
 
 def check_supported(game: pyspiel.Game, game_string: str) -> None:

@@ -248,7 +248,7 @@ def test_ctrl_c_at_any_stage_of_a_sweep_is_one_line_and_status_130(tmp_path: Pat
     [
         ("numSuits=2,numRanks=14", "numRanks must be from 1 to 13, got 14"),
         ("numSuits=5,numRanks=3", "numSuits must be from 1 to 4, got 5"),
-        ("numHoleCards=0", "numHoleCards must be at least 1, got 0"),
+        ("numHoleCards=0", "numHoleCards must be from 1 to 3, got 0"),
         ("numSuits=1,numRanks=2", "need 3 cards; the deck has 2"),
     ],
 )

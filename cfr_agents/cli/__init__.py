@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 
+from adapters.games import canonical_game_id
 from adapters.inputs import InputError, ParameterError
 from cfr_agents.cli import (
     best_response,
@@ -80,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:  # also Ctrl-C while the parser is built (train-opponent loads the opponent registry) or reads argv
         parser = build_parser()
         args = parser.parse_args(argv)
+        if getattr(args, "game", None) is not None:  # a named game (fhp) as its canonical id, for every command
+            args.game = canonical_game_id(args.game)
         run: Callable[[argparse.Namespace], int] = args.run
         check_no_overwrite(parser, args)
         with _tree_cache(on=not args.no_tree_cache):

@@ -52,7 +52,7 @@ the iterations run and the log-scale of ``cumulative``."""
 
 
 @njit(cache=True, error_model="numpy")
-def _average_weight(
+def average_weight(
     gamma: float, gamma_change: float, horizon: float, t: float, scalars: np.ndarray, cumulative: np.ndarray
 ) -> float:
     """:math:`w_t / e^K` (see :mod:`~cfr_agents.solvers.update_rule`); ``scalars[1] = K``.
@@ -94,7 +94,7 @@ def _update_player(player: int, t: float, rule: Rule, layout: Layout, arrays: Ar
         q,
         prefix,
     )
-    weight = _average_weight(gamma, gamma_change, horizon, t, scalars, cumulative)
+    weight = average_weight(gamma, gamma_change, horizon, t, scalars, cumulative)
     # Each level as slices, counted from 0: indices known to be non-negative skip the negative-index wraparound.
     cells = q[: q.shape[0] - 1].reshape((sigma.shape[0], width))  # q(I, a), the sequences (I, a)
     for level in range(level_count[player] - 1, -1, -1):  # bottom-up

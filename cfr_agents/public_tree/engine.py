@@ -1,0 +1,224 @@
+r"""Passes over a whole :class:`~cfr_agents.public_tree.tree.PublicTree`: values, best responses and CFR updates.
+
+A pass for player :math:`i` runs the rounds forward (each round's segments in parallel, storing the
+reach vectors at deal nodes), then backward from the last round: each round's segments compute their
+values given their deal nodes' values, and :func:`~cfr_agents.public_tree.kernels.gather` sums them
+over the boards into the deal nodes of the round before. At the root,
+:math:`v_i = c \sum_h q_i(\text{root}, h)` with :math:`c` the probability of one deal
+(:attr:`~cfr_agents.public_tree.tree.PublicTree.chance`).
+
+Strategies are flat arrays laid out as the tree's blocks (:attr:`PublicTree.size` numbers):
+``strategy[offset[s] + node_offset[node] + a * H + h]`` is :math:`\sigma(I, a)` at hand ``h`` of segment
+``s``'s decision node ``node``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from adapters.holdem import canonical_board, card_permutation, suit_permutations
+from cfr_agents.public_tree.kernels import BEST_RESPONSE, EVALUATE, Strategies, Tree, Update, gather, run_round
+from cfr_agents.public_tree.tree import PublicTree
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one player's strategy is read for each segment: an offset into its array and a row of
+    :attr:`PublicTree.permutations` applied to the hands (the identity, row 0, for a strategy over the
+    tree's own segments)."""
+
+    offset: NDArray[np.int64]
+    permutation: NDArray[np.int64]
+
+
+def own_placement(tree: PublicTree) -> Placement:
+    """A strategy over the tree's own segments."""
+    return Placement(tree.segments.offset, np.zeros(tree.segments.count, dtype=np.int64))
+
+
+def tree_arrays(tree: PublicTree) -> Tree:
+    """The arrays the kernels read, in :data:`~cfr_agents.public_tree.kernels.Tree`'s order."""
+    betting, segments = tree.betting, tree.segments
+    return (
+        betting.kind.astype(np.int64),
+        betting.player.astype(np.int64),
+        betting.first_child.astype(np.int64),
+        betting.num_children.astype(np.int64),
+        betting.spent,
+        betting.ranges.astype(np.int64),
+        tree.node_offset,
+        tree.node_slot,
+        tree.hands,
+        tree.masks,
+        segments.range_index,
+        segments.parent_slot,
+        segments.board_mask,
+        segments.board_id,
+        segments.first_slot,
+        segments.offset,
+        tree.showdown_order,
+        tree.showdown_rank,
+        tree.permutations,
+        boards_after(tree),
+    )
+
+
+def boards_after(tree: PublicTree) -> NDArray[np.float64]:
+    """Per betting node, the number of ways to deal the boards of the later rounds."""
+    rules = tree.rules
+    left = rules.deck_size - 2 * rules.num_hole_cards - np.cumsum(rules.board_cards)
+    later = []
+    for r in range(rules.num_rounds):
+        ways = 1.0
+        for q in range(r + 1, rules.num_rounds):  # round q's board from what rounds r+1..q-1 left
+            ways *= math.comb(int(left[r]) - sum(rules.board_cards[r + 1 : q]), rules.board_cards[q])
+        later.append(ways)
+    return np.array(later)[tree.betting.round.astype(np.int64)]
+
+
+class Engine:
+    """Scratch vectors and the round-by-round driver of the kernels for one public tree."""
+
+    def __init__(self, tree: PublicTree) -> None:
+        self.tree = tree
+        self.arrays = tree_arrays(tree)
+        hands, segments = tree.num_hands, tree.segments
+        self._deal_reach = np.zeros((max(tree.num_slots, 1), 2, hands))
+        self._deal_value = np.zeros((max(tree.num_slots, 1), hands))
+        self._entry_value = np.zeros((segments.count, hands))
+        owner = np.repeat(np.arange(segments.count), np.diff(np.append(segments.first_slot, tree.num_slots)))
+        self._slot_group = segments.group[owner] if tree.num_slots else np.zeros(1, dtype=np.int64)
+        self._no_update: Update = (np.zeros(1), np.zeros(1), np.zeros(7))
+        self._no_response = np.zeros(1)
+
+    def root_values(
+        self,
+        player: int,
+        mode: int,
+        strategies: Strategies,
+        update: Update | None = None,
+        response: FloatArray | None = None,
+    ) -> FloatArray:
+        """:math:`q_i(\\text{root}, h)` for every hand ``h``: sums over deals, not yet times the chance :math:`c`.
+        In ``BEST_RESPONSE`` mode, ``response`` (a strategy array) receives the best response at ``player``'s nodes."""
+        rounds = self.tree.segments.round_start
+        last = rounds.shape[0] - 2
+        step = update if update is not None else self._no_update
+        out = response if response is not None else self._no_response
+        common = (self.arrays, strategies, step, self._deal_reach, self._deal_value, self._entry_value, out)
+        for r in range(last):
+            run_round(int(rounds[r]), int(rounds[r + 1]), player, mode, False, *common)
+        segments = self.tree.segments
+        for r in range(last, -1, -1):
+            run_round(int(rounds[r]), int(rounds[r + 1]), player, mode, True, *common)
+            if r > 0:
+                gather(
+                    int(segments.first_slot[rounds[r - 1]]),
+                    int(segments.first_slot[rounds[r]]),
+                    self.tree.slot_children,
+                    segments.weight,
+                    segments.group,
+                    self._slot_group,
+                    self.tree.group_start,
+                    self.tree.group_members,
+                    self.tree.permutations,
+                    self._entry_value,
+                    self._deal_value,
+                )
+        values: FloatArray = self._entry_value[0].copy()
+        return values
+
+    def value(self, player: int, strategies: Strategies) -> float:
+        """Player ``player``'s expected payoff under the profile, in chips."""
+        return self.tree.chance * float(self.root_values(player, EVALUATE, strategies).sum())
+
+    def best_response_value(self, player: int, strategies: Strategies, response: FloatArray | None = None) -> float:
+        """The expected payoff of ``player``'s best response to the other's strategy, in chips; ``response``, if
+        given, receives that best response (:meth:`root_values`)."""
+        return self.tree.chance * float(self.root_values(player, BEST_RESPONSE, strategies, None, response).sum())
+
+
+def profile(
+    strategy_0: FloatArray, strategy_1: FloatArray, placement_0: Placement, placement_1: Placement
+) -> Strategies:
+    """Player 0 plays ``strategy_0`` where it acts, player 1 ``strategy_1``."""
+    return (
+        strategy_0,
+        strategy_1,
+        placement_0.offset,
+        placement_0.permutation,
+        placement_1.offset,
+        placement_1.permutation,
+    )
+
+
+def uniform_strategy(tree: PublicTree) -> FloatArray:
+    """Every legal action with the same probability, at every node and hand."""
+    betting, segments, hands = tree.betting, tree.segments, tree.num_hands
+    templates = []
+    for index, (start, stop) in enumerate(betting.ranges):
+        template = np.empty(int(tree.range_size[index]))
+        for node in range(start, stop):
+            if tree.node_offset[node] >= 0:
+                n = int(betting.num_children[node])
+                template[tree.node_offset[node] : tree.node_offset[node] + n * hands] = 1.0 / n
+        templates.append(template)
+    strategy = np.empty(tree.size)
+    for offset, index in zip(segments.offset, segments.range_index, strict=True):
+        strategy[offset : offset + templates[index].shape[0]] = templates[index]
+    return strategy
+
+
+def canonical_placement(tree: PublicTree, canonical: PublicTree) -> Placement:
+    """Where a strategy over ``canonical``'s suit-canonical segments is read for each segment of ``tree`` (the same
+    game, every board its own segment): board history :math:`b` is mapped to its canonical history
+    :math:`g(b)` round by round, and hand :math:`h` reads the canonical segment's entry for :math:`P_g h`."""
+    if not canonical.canonical or tree.game_string != canonical.game_string:
+        raise ValueError("a canonical placement needs the same game's tree with suit-canonical boards")
+    rules = tree.rules
+    suits = suit_permutations(rules.num_suits)
+    row_of = {tuple(int(x) for x in perm): row for row, perm in enumerate(suits)}
+    segment_of = {
+        (int(canonical.segments.range_index[s]), canonical.segments.boards[s]): s
+        for s in range(canonical.segments.count)
+    }
+    offset = np.empty(tree.segments.count, dtype=np.int64)
+    permutation = np.empty(tree.segments.count, dtype=np.int64)
+    for s in range(tree.segments.count):
+        mapped: list[tuple[int, ...]] = []
+        composed = np.arange(rules.num_suits)  # g, as suit -> image
+        for board in tree.segments.boards[s]:
+            cards = card_permutation(composed, rules.num_ranks, rules.num_suits)[list(board)]
+            representative, perm = canonical_board(cards, rules.num_ranks, rules.num_suits, mapped)
+            mapped.append(tuple(int(c) for c in representative))
+            composed = perm[composed]
+        target = segment_of[(int(tree.segments.range_index[s]), tuple(mapped))]
+        offset[s] = canonical.segments.offset[target]
+        permutation[s] = row_of[tuple(int(x) for x in composed)]
+    return Placement(offset, permutation)
+
+
+def canonical_random_strategy(tree: PublicTree, rng: np.random.Generator) -> FloatArray:
+    """A random suit-canonical strategy: at each node of each segment, one draw per orbit of hands under the
+    segment's stabilizer (isomorphic information states share it), normalised over the actions."""
+    strategy = rng.random(tree.size)
+    segments, betting, hands = tree.segments, tree.betting, tree.num_hands
+    for s in range(segments.count):
+        group = tree.group_members[tree.group_start[segments.group[s]] : tree.group_start[segments.group[s] + 1]]
+        representative = tree.permutations[group].min(axis=0)  # the smallest image of each hand under the group
+        start, stop = betting.ranges[segments.range_index[s]]
+        for node in range(start, stop):
+            if tree.node_offset[node] < 0:
+                continue
+            n = int(betting.num_children[node])
+            base = segments.offset[s] + tree.node_offset[node]
+            block = strategy[base : base + n * hands].reshape(n, hands)
+            block[:] = block[:, representative]
+            block /= block.sum(axis=0, keepdims=True)
+    return strategy

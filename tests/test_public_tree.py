@@ -1,0 +1,233 @@
+"""The public-tree engine against the compiled tree and OpenSpiel: values, best responses, CFR iterates, boards."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+import pyspiel
+import pytest
+from open_spiel.python.algorithms import exploitability as openspiel_exploitability
+
+from adapters import load_game
+from adapters.games import canonical_game_id
+from adapters.openspiel import PREFIX, OpenSpielGame
+from cfr_agents.policy import Policy
+from cfr_agents.public_tree.engine import (
+    Engine,
+    canonical_placement,
+    canonical_random_strategy,
+    own_placement,
+    profile,
+    uniform_strategy,
+)
+from cfr_agents.public_tree.infosets import Locator
+from cfr_agents.public_tree.solver import PublicTreeSolver
+from cfr_agents.public_tree.tree import PublicTree, build_public_tree
+from cfr_agents.solvers import ALGORITHMS, make_solver
+from cfr_agents.tree import CompiledTree, compile_tree
+from eval.exploitability import exploitability_of_strategy
+
+THREE_ROUNDS = (
+    "universal_poker(betting=limit,numPlayers=2,numRounds=3,blind=100 50,firstPlayer=2 1 1,numSuits=3,numRanks=2,"
+    "numHoleCards=1,numBoardCards=0 1 1,raiseSize=100 100 200,maxRaises=2 2 2)"
+)
+"""One hole card, three betting rounds, two single-card boards: the round-by-round passes and boards. OpenSpiel's
+information-state string lists the board cards sorted, not by round, so the compiled tree (which needs perfect
+recall) refuses it: it is checked against a walk of OpenSpiel's own states instead."""
+
+
+def game_string(name: str) -> str:
+    return canonical_game_id(name).removeprefix(PREFIX)
+
+
+@cache
+def compiled(name: str) -> CompiledTree:
+    return compile_tree(load_game(PREFIX + game_string(name)))
+
+
+@cache
+def public(name: str, canonical: bool) -> PublicTree:
+    return build_public_tree(game_string(name), canonical=canonical)
+
+
+def on_public_tree(tree: PublicTree, compiled_tree: CompiledTree, strategy: np.ndarray) -> np.ndarray:
+    """A compiled-tree strategy ``(N, A)`` as a public-tree strategy array (uniform for hands that meet the board)."""
+    locator = Locator(tree)
+    out = uniform_strategy(tree)
+    for row, key in enumerate(compiled_tree.infoset_keys):
+        where = locator.locate(key).indices(tree)
+        out[where] = strategy[row, : where.shape[0]]
+    return out
+
+
+def random_strategy(tree: CompiledTree, seed: int) -> np.ndarray:
+    strategy = np.random.default_rng(seed).random(tree.action_mask.shape) * tree.action_mask
+    normalised: np.ndarray = strategy / strategy.sum(axis=1, keepdims=True)
+    return normalised
+
+
+@pytest.mark.parametrize("name", ["holdem-6"])
+@pytest.mark.parametrize("canonical", [False, True])
+def test_values_and_best_responses_equal_the_compiled_trees(name: str, canonical: bool) -> None:
+    reference = compiled(name)
+    tree = public(name, canonical)
+    engine = Engine(tree)
+    placement = own_placement(tree)
+    strategies = [reference.uniform_strategy()]
+    if not canonical:  # a random strategy is suit-canonical only by chance
+        strategies.append(random_strategy(reference, seed=3))
+    for strategy in strategies:
+        expected = exploitability_of_strategy(reference, strategy)
+        mapped = on_public_tree(tree, reference, strategy)
+        both = profile(mapped, mapped, placement, placement)
+        responses = tuple(engine.best_response_value(player, both) for player in range(2))
+        assert responses == pytest.approx(expected.best_response_values, abs=1e-9)
+        assert engine.value(0, both) == pytest.approx(expected.policy_values[0], abs=1e-9)
+        assert engine.value(1, both) == pytest.approx(expected.policy_values[1], abs=1e-9)
+
+
+@pytest.mark.parametrize("canonical", [False, True])
+def test_a_profiles_value_equals_a_walk_of_openspiels_states(canonical: bool) -> None:
+    """Every deal, every betting line, in ``pyspiel``: the expected return of a random profile, read from the
+    public tree's strategy arrays by hole card, boards (round by round) and betting, equals the engine's value."""
+    tree = public(THREE_ROUNDS, canonical)
+    every = public(THREE_ROUNDS, False)
+    strategy = canonical_random_strategy(tree, np.random.default_rng(2))
+    placement = own_placement(tree) if canonical else own_placement(every)
+    read = canonical_placement(every, tree) if canonical else placement
+    segments = every.segments
+    segment_of = {(int(segments.range_index[s]), segments.boards[s]): s for s in range(segments.count)}
+    betting = every.betting
+    game = pyspiel.load_game(THREE_ROUNDS)
+
+    def walk(state: pyspiel.State, node: int, cards: tuple[int, ...]) -> float:
+        if state.is_terminal():
+            return float(state.returns()[0])
+        if state.is_chance_node():
+            total = 0.0
+            for outcome, probability in state.chance_outcomes():
+                dealt = (*cards, outcome)
+                nxt = node if len(dealt) <= 2 else int(betting.first_child[node])
+                total += probability * walk(state.child(outcome), nxt, dealt)
+            return total
+        player = state.current_player()
+        range_index = int(np.flatnonzero((betting.ranges[:, 0] <= node) & (node < betting.ranges[:, 1]))[0])
+        boards = tuple((card,) for card in cards[2:])
+        s = segment_of[(range_index, boards)]
+        hand = int(every.permutations[read.permutation[s]][cards[player]])
+        base = read.offset[s] + tree.node_offset[node]
+        total = 0.0
+        for a, action in enumerate(state.legal_actions()):
+            p = strategy[base + a * tree.num_hands + hand]
+            total += p * walk(state.child(action), int(betting.first_child[node]) + a, cards)
+        return total
+
+    expected = walk(game.new_initial_state(), 0, ())
+    engine = Engine(tree if canonical else every)
+    assert engine.value(0, profile(strategy, strategy, placement, placement)) == pytest.approx(expected, abs=1e-9)
+
+
+def test_nash_conv_equals_openspiels_on_a_tiny_config() -> None:
+    name = "holdem-6"
+    reference = compiled(name)
+    strategy = random_strategy(reference, seed=11)
+    tree = public(name, False)
+    mapped = on_public_tree(tree, reference, strategy)
+    placement = own_placement(tree)
+    engine = Engine(tree)
+    ours = sum(engine.best_response_value(p, profile(mapped, mapped, placement, placement)) for p in range(2))
+    game = load_game(canonical_game_id(name))
+    assert isinstance(game, OpenSpielGame)
+    policy = Policy.from_strategy(reference, strategy, algorithm="random", parameters={}, iterations=0)
+    theirs = openspiel_exploitability.nash_conv(game.pyspiel_game, policy.openspiel_policy())
+    assert ours == pytest.approx(theirs, abs=1e-9)
+
+
+def test_the_best_response_is_a_strategy_worth_its_value() -> None:
+    name = "holdem-6"
+    tree = public(name, True)
+    engine = Engine(tree)
+    placement = own_placement(tree)
+    agent = canonical_random_strategy(tree, np.random.default_rng(5))
+    for player in range(2):
+        response = np.full(tree.size, np.nan)
+        value = engine.best_response_value(player, profile(agent, agent, placement, placement), response)
+        played = (
+            profile(response, agent, placement, placement)
+            if player == 0
+            else profile(agent, response, placement, placement)
+        )
+        assert engine.value(player, played) == pytest.approx(value, abs=1e-9)
+        assert engine.value(player, profile(agent, agent, placement, placement)) < value
+
+
+@pytest.mark.parametrize("name", ["holdem-12", THREE_ROUNDS])
+def test_suit_canonical_boards_give_the_values_of_all_boards(name: str) -> None:
+    canonical, every = public(name, True), public(name, False)
+    assert canonical.segments.count < every.segments.count
+    strategy = canonical_random_strategy(canonical, np.random.default_rng(7))
+    own, mapped = own_placement(canonical), canonical_placement(every, canonical)
+    few, many = Engine(canonical), Engine(every)
+    for player in range(2):
+        assert few.best_response_value(player, profile(strategy, strategy, own, own)) == pytest.approx(
+            many.best_response_value(player, profile(strategy, strategy, mapped, mapped)), abs=1e-9
+        )
+    assert few.value(0, profile(strategy, strategy, own, own)) == pytest.approx(
+        many.value(0, profile(strategy, strategy, mapped, mapped)), abs=1e-9
+    )
+
+
+def test_cfr_plus_iterates_equal_the_compiled_trees() -> None:
+    """Thirty iterations in lockstep. Rules without regret matching+ meet exact ties (an infoset whose regrets
+    are all zero), where one rounding of the other solver's sums decides the next strategy: they are checked one
+    update at a time below."""
+    name = "holdem-8"
+    reference = compiled(name)
+    tree = public(name, True)
+    locator = Locator(tree)
+    where = [locator.locate(key).indices(tree) for key in reference.infoset_keys]
+    theirs = make_solver(reference, "cfr+")
+    ours = PublicTreeSolver(tree, ALGORITHMS["cfr+"], "cfr+")
+    for _ in range(30):
+        theirs.run(1)
+        ours.run(1)
+    for expected, got in (
+        (theirs.current_strategy(), ours.current_strategy()),
+        (theirs.average_strategy(), ours.average_strategy()),
+    ):
+        worst = max(np.abs(expected[row, : w.shape[0]] - got[w]).max() for row, w in enumerate(where))
+        assert worst < 1e-9
+
+
+@pytest.mark.parametrize("algorithm", ["cfr", "lcfr", "dcfr", "pcfr+", "dcfr+", "pdcfr+"])
+def test_one_update_equals_the_compiled_trees(algorithm: str) -> None:
+    """From the compiled solver's state after a few iterations, one more update of player 0 gives the same
+    regrets and cumulative strategy, and the same strategy wherever the regrets are not all within rounding of 0."""
+    name = "holdem-6"
+    reference = compiled(name)
+    tree = public(name, False)
+    locator = Locator(tree)
+    where = [locator.locate(key).indices(tree) for key in reference.infoset_keys]
+    rows = [row for row in range(len(where)) if reference.infoset_player[row] == 0]
+    scale = 1.0 / tree.chance  # public values are sums over deals, the compiled tree's expectations
+    theirs = make_solver(reference, algorithm)
+    theirs.run(4)
+    state = theirs.state()
+    ours = PublicTreeSolver(tree, ALGORITHMS[algorithm], algorithm)
+    mine = ours.state()
+    for name_, factor in (("regret", scale), ("cumulative", 1.0), ("sigma", 1.0)):
+        for row in range(len(where)):
+            mine[name_][where[row]] = state[name_][row, : where[row].shape[0]] * factor
+    mine["scalars"][:] = state["scalars"]
+    ours.restore(mine)
+    theirs.run(1)
+    ours.run(1)
+    after, got = theirs.state(), ours.state()
+    for row in rows:
+        w = where[row]
+        expected_regret = after["regret"][row, : w.shape[0]] * scale
+        assert got["regret"][w] == pytest.approx(expected_regret, abs=1e-9 * scale * 100)
+        assert got["cumulative"][w] == pytest.approx(after["cumulative"][row, : w.shape[0]], abs=1e-9)
+        if np.abs(expected_regret).max() > 1e-9 * scale:
+            assert got["sigma"][w] == pytest.approx(after["sigma"][row, : w.shape[0]], abs=1e-9)
