@@ -35,6 +35,9 @@ MAX_RESULTS_BYTES = 64 * MIB
 """A curve CSV (``train --curve``), a frontier file (``exploit --frontier``), a learning file."""
 MAX_CHECKPOINT_BYTES = 16 * GIB
 """A checkpoint archive; each array it declares must also fit in the bytes its member holds."""
+MAX_STRATEGY_BYTES = 4 * GIB
+"""A public-tree strategy's ``.npz`` (float32 probabilities: Flop Hold'em's take 1.3 GB); its sidecar is at most
+:data:`MAX_SIDECAR_BYTES`."""
 
 
 class InputError(ValueError):

@@ -14,6 +14,9 @@ objects) holding the solver's state arrays and one more, ``header``: the UTF-8 b
 A rule with a hyperparameter schedule (``hs-pcfr+``) also has ``"gamma_change"`` and ``"horizon"``;
 where they are absent (no schedule, or a file written before schedules existed) they are 0 and 1000.
 A header without ``kind`` is a tabular one (written before neural checkpoints existed).
+A tabular header's ``engine`` is ``"tree"`` (the compiled tree; also when absent) or ``"public-tree"``: full-game
+CFR on a hold'em game's public tree (:class:`~cfr_agents.public_tree.solver.PublicTreeSolver`), which saves
+``regret``, ``cumulative``, ``sigma`` (arrays laid out as its strategies) and ``scalars``.
 
 Full-tree solvers save ``regret``, ``cumulative``, ``sigma``, ``reach`` and ``scalars``
 (iteration, average-weight scale); sampled solvers save ``regret``, ``cumulative``, ``log_at``,
@@ -48,6 +51,8 @@ import numpy as np
 
 from adapters.inputs import MAX_CHECKPOINT_BYTES, InputError, open_regular
 from cfr_agents.files import replacing
+from cfr_agents.public_tree.solver import PublicTreeSolver
+from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.solvers import ALGORITHMS, SCHEMES, SampledSolver, Solver, UpdateRule, make_solver
 from cfr_agents.solvers.neural import NEURAL, PRESETS, NeuralSettings, NeuralSolver, infoset_tensors
 from cfr_agents.solvers.update_rule import DEFAULT_HORIZON
@@ -57,6 +62,8 @@ from cfr_agents.tree import CompiledTree
 FORMAT = "cfr-agents-checkpoint"
 FORMAT_VERSION = 2
 KINDS = ("tabular", "neural")
+ENGINES = ("tree", "public-tree")
+"""What a tabular checkpoint's ``engine`` field may say (a header without one is ``"tree"``)."""
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 """How a ``.npz`` archive (a zip file, possibly empty) begins."""
 
@@ -83,7 +90,7 @@ class _Saved:
             if value is not None and value != mine:
                 raise CheckpointError(f"the checkpoint is for {name} {mine!r}, not {value!r}")
 
-    def _check_tree(self, tree: CompiledTree) -> None:
+    def _check_tree(self, tree: CompiledTree | PublicTree) -> None:
         if (tree.game_id, tree.rules_fingerprint) != (self.game_id, self.rules_fingerprint):
             raise CheckpointError(
                 f"the checkpoint is for {self.game_id} with rules {self.rules_fingerprint}, "
@@ -100,10 +107,14 @@ class Checkpoint(_Saved):
     averaging: str | None
     epsilon: float | None
     chance_draws: str | None
+    engine: str = "tree"
+    """``"tree"``: a solver on the compiled tree; ``"public-tree"``: full-game CFR on a hold'em game's public tree."""
 
     def solver(self, tree: CompiledTree) -> Solver:
         """A solver in exactly the saved state, on ``tree`` (which must be the checkpoint's game and rules)."""
         self._check_tree(tree)
+        if self.engine != "tree":
+            raise CheckpointError(f"the checkpoint was written by full-game CFR on {self.game_id}'s public tree")
         try:
             solver = make_solver(
                 tree,
@@ -127,6 +138,18 @@ class Checkpoint(_Saved):
                     f"expected {expected[name].dtype}{list(expected[name].shape)}"
                 )
         solver.restore(self.arrays)
+        return solver
+
+    def public_solver(self, tree: PublicTree) -> PublicTreeSolver:
+        """Full-game CFR on ``tree`` (the checkpoint's game and rules) in exactly the saved state."""
+        self._check_tree(tree)
+        if self.engine != "public-tree":
+            raise CheckpointError(f"the checkpoint was written by a solver on {self.game_id}'s compiled tree")
+        solver = PublicTreeSolver(tree, self.rule, self.algorithm)
+        try:
+            solver.restore(self.arrays)
+        except (InputError, KeyError) as error:
+            raise CheckpointError(f"the checkpoint does not fit {tree.game_id}'s public tree: {error}") from None
         return solver
 
 
@@ -178,10 +201,11 @@ def save_checkpoint(
             if isinstance(solver, SampledSolver)
             else None
         )
-        assert isinstance(solver, Solver)
+        assert isinstance(solver, Solver | PublicTreeSolver)
         header = {
             **common,
             "kind": "tabular",
+            "engine": "public-tree" if isinstance(solver, PublicTreeSolver) else "tree",
             **identity,
             "algorithm": solver.algorithm,
             "rule": solver.rule.parameters(),
@@ -315,6 +339,9 @@ def _from_arrays(arrays: dict[str, np.ndarray], source: str) -> AnyCheckpoint:
         raise fail(f"names unknown algorithm {header['algorithm']!r}")
     if header["sampling"] != "none" and header["sampling"] not in SCHEMES:
         raise fail(f"names unknown sampling scheme {header['sampling']!r}")
+    engine = header.get("engine", "tree")
+    if engine not in ENGINES or (engine == "public-tree" and header["sampling"] != "none"):
+        raise fail(f"names unknown engine {engine!r} (or one that does not sample)")
     return Checkpoint(
         **common,
         rule=_rule(header["rule"], fail),
@@ -322,6 +349,7 @@ def _from_arrays(arrays: dict[str, np.ndarray], source: str) -> AnyCheckpoint:
         averaging=_optional(header, "averaging", str, fail),
         epsilon=_optional(header, "epsilon", float, fail),
         chance_draws=_optional(header, "chance_draws", str, fail),
+        engine=engine,
     )
 
 

@@ -21,13 +21,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import dropwhile
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import psutil
 
 from adapters.inputs import InputError, Interval
-from cfr_agents.policy import Policy
+from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.tree import CompiledTree, FloatArray
 
 CHECK_SHARE = 0.1
@@ -43,7 +43,8 @@ class Trainable(Protocol):
     """What :func:`train` needs of a solver: the surface every solver here has (full-tree, sampled, neural)."""
 
     @property
-    def tree(self) -> CompiledTree: ...
+    def tree(self) -> CompiledTree | PublicTree:
+        """The game the solver runs on: a compiled tree, or a hold'em game's public tree."""
 
     @property
     def algorithm(self) -> str: ...
@@ -58,8 +59,6 @@ class Trainable(Protocol):
         """Compile (or load from cache) what :meth:`run` runs; seconds taken."""
 
     def average_strategy(self) -> FloatArray: ...
-
-    def average_policy(self) -> Policy: ...
 
     def parameters(self) -> Mapping[str, object]: ...
 
@@ -187,7 +186,7 @@ def check_finite(solver: Trainable) -> None:
 def train(
     solver: Trainable,
     stop: StopRule,
-    nash_conv: Callable[[CompiledTree, FloatArray], float],
+    nash_conv: Callable[[Any, FloatArray], float],
     *,
     record_curve: bool = False,
     every: int | Callable[[int], Iterator[int]] | None = None,

@@ -6,13 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.training import Trainable, TrainingRun
 from cfr_agents.tree import CompiledTree, FloatArray
-from eval.exploitability import exploitability_of_strategy
+from eval.exploitability import exploitability_of_strategy, public_exploitability
 
 
-def nash_conv(tree: CompiledTree, strategy: FloatArray) -> float:
+def nash_conv(tree: CompiledTree | PublicTree, strategy: FloatArray) -> float:
     """The exact NashConv of ``strategy``: what :func:`cfr_agents.training.train` checks with."""
+    if isinstance(tree, PublicTree):
+        return public_exploitability(tree, strategy).nash_conv
     return exploitability_of_strategy(tree, strategy).nash_conv
 
 

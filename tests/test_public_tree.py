@@ -215,7 +215,7 @@ def test_one_update_equals_the_compiled_trees(algorithm: str) -> None:
     theirs.run(4)
     state = theirs.state()
     ours = PublicTreeSolver(tree, ALGORITHMS[algorithm], algorithm)
-    mine = ours.state()
+    mine = {name_: array.copy() for name_, array in ours.state().items()}
     for name_, factor in (("regret", scale), ("cumulative", 1.0), ("sigma", 1.0)):
         for row in range(len(where)):
             mine[name_][where[row]] = state[name_][row, : where[row].shape[0]] * factor
@@ -231,3 +231,8 @@ def test_one_update_equals_the_compiled_trees(algorithm: str) -> None:
         assert got["cumulative"][w] == pytest.approx(after["cumulative"][row, : w.shape[0]], abs=1e-9)
         if np.abs(expected_regret).max() > 1e-9 * scale:
             assert got["sigma"][w] == pytest.approx(after["sigma"][row, : w.shape[0]], abs=1e-9)
+
+
+def test_the_game_counted_openspiels_way_has_the_compiled_trees_nodes() -> None:
+    reference = compiled("holdem-6")
+    assert public("holdem-6", True).game_nodes == (reference.node_kind.shape[0], reference.num_decision_nodes)

@@ -194,6 +194,12 @@ CASES = [
     Case("--json", JSON_20, works_with_json),
     Case("--quiet", [*TOTAL_20, "--quiet"], is_quiet),
     Case("--game", [*TOTAL_20, "--game", KUHN], works),
+    Case("--engine", [*TOTAL_20, "--engine", "tree"], works),
+    Case(
+        "--engine",
+        [*TOTAL_20, "--engine", "public-tree"],
+        refused("the checkpoint was written by a solver on the compiled tree, not --engine public-tree"),
+    ),
     Case("--game", [*TOTAL_20, "--game", "openspiel:leduc_poker"], refused("the checkpoint is for game")),
     Case("--suit-isomorphism", [*TOTAL_20, "--suit-isomorphism"], refused("--suit-isomorphism needs --game")),
     Case(

@@ -51,6 +51,7 @@ VALUES: dict[str, list[str]] = {
     "--game": ["rlcard:kuhn-poker"],
     "--algo": [],  # the family's own, already given
     "--suit-isomorphism": ["--game", "openspiel:leduc_poker"],
+    "--engine": ["tree"],
     "--sampling": ["external"],
     "--averaging": ["simple"],
     "--epsilon": ["0.5"],
@@ -149,6 +150,8 @@ def honoured(option: str, family: Family, result: CliRun, folder: Path) -> None:
         )
     elif option == "--sampling":
         assert report["sampling"] == "external"
+    elif option == "--engine":  # Kuhn runs on the compiled tree; only the public tree's solver names its engine
+        assert report["parameters"].get("engine", "tree") == "tree"
     elif option == "--target-nash-conv":  # any strategy of Kuhn has NashConv below 5: met at the first check
         assert report["stopped_by"] == dest and report["iterations"] == 1
     elif option == "--time-limit":

@@ -19,6 +19,7 @@ import numpy as np
 
 import cfr_agents.cli.train_neural as train_neural
 from adapters import Game, load_game
+from adapters.holdem.rules import limit_rules
 from adapters.inputs import InputError
 from cfr_agents.checkpoint import AnyCheckpoint, Checkpoint, NeuralCheckpoint, read_checkpoint, save_checkpoint
 from cfr_agents.cli.common import (
@@ -31,7 +32,12 @@ from cfr_agents.cli.common import (
 )
 from cfr_agents.cli.paths import add_input, add_output
 from cfr_agents.files import check_outputs, write_atomic
-from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES, TUNABLE, make_solver
+from cfr_agents.public_tree import COMPILED_TREE_CARDS, public_by_default, public_tree
+from cfr_agents.public_tree.solver import PublicTreeSolver
+from cfr_agents.public_tree.strategy_file import save_strategy
+from cfr_agents.public_tree.tree import PublicTree
+from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES, TUNABLE, SampledSolver, make_solver
+from cfr_agents.solvers.full_tree import FullTreeSolver
 from cfr_agents.solvers.neural import NEURAL, NeuralSolver, infoset_tensors, make_neural_solver
 from cfr_agents.solvers.sampling import CHANCE_DRAWS, DEFAULT_EPSILON, EPSILON, check_sampling
 from cfr_agents.solvers.update_rule import ALPHA, BETA, GAMMA
@@ -39,6 +45,7 @@ from cfr_agents.training import NASH_CONV_TARGET, SECONDS, StopRule, Trainable, 
 from cfr_agents.tree import CompiledTree, compile_tree
 from eval.train_report import nash_conv, train_report
 
+ENGINES = ("auto", "tree", "public-tree")
 CHECKPOINT_EVERY = 60.0
 """Seconds between checkpoints unless ``--checkpoint-every`` says otherwise."""
 
@@ -56,6 +63,12 @@ def register(commands: Any) -> None:
         action="store_true",
         help="solve the game's lossless suit-isomorphic reduction and save its policy lifted to the game "
         "(openspiel:leduc_poker: the same iterates in exact arithmetic on a smaller tree)",
+    )
+    command.add_argument(
+        "--engine",
+        choices=ENGINES,
+        help="auto (default): full-game CFR on the public tree for hold'em games past 12 cards (fhp, fhp-acpc, "
+        "hulh, ...), the compiled tree for the rest; tree; public-tree (two-player limit universal_poker only)",
     )
     command.add_argument("--sampling", choices=SAMPLING_CHOICES, help="none (full tree; default) or an MCCFR scheme")
     command.add_argument("--averaging", metavar="MODE", help="average-strategy mode of the sampling scheme")
@@ -161,7 +174,18 @@ def run(args: argparse.Namespace) -> int:
         assert isinstance(solver, NeuralSolver)
         model_nash_conv = save_trained(args.out, solver, training, seed=seed, preset=preset, curve=curve)
         policy_game = tree.game_id
+    elif isinstance(solver, PublicTreeSolver):
+        save_strategy(
+            args.out,
+            solver.tree,
+            solver.average_strategy(),
+            algorithm=solver.algorithm,
+            parameters={**solver.parameters(), "seed": seed},
+            iterations=solver.iteration,
+        )
+        model_nash_conv, policy_game = training.nash_conv, tree.game_id
     else:
+        assert isinstance(solver, FullTreeSolver | SampledSolver)
         policy = replace(solver.average_policy(), parameters={**solver.parameters(), "seed": seed})
         if args.suit_isomorphism:
             policy = policy.for_game(args.game)
@@ -193,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"{report.algo}{scheme}: {training.iterations_run:,} iterations{resumed} in "
             f"{training.solve_seconds:.3f} s ({speed}, stopped by {training.stopped_by}); "
-            f"NashConv {report.nash_conv:.6g} {tree.units}{mbb(report.nash_conv, tree.units)}, "
+            f"NashConv {report.nash_conv:.6g} {tree.units}{_mbb(report.nash_conv, tree)}, "
             f"exploitability {report.exploitability:.6g} {tree.units}; saved {args.out}{lifted}"
         )
     return 0
@@ -208,6 +232,8 @@ def _solved_game(args: argparse.Namespace) -> Game | None:
     game = load_game(args.game)
     if not args.suit_isomorphism:
         return game
+    if args.engine == "public-tree" or (args.engine in (None, "auto") and public_by_default(limit_rules(game))):
+        raise InputError(_NOT_PUBLIC.format(option="--suit-isomorphism"))
     reduction = game.reduction()
     if reduction is None:
         raise InputError(f"{args.game} has no suit-isomorphic reduction here (openspiel:leduc_poker has one)")
@@ -220,7 +246,15 @@ def _new_solver(args: argparse.Namespace, algorithm: str) -> tuple[Trainable, in
         raise InputError("give --game and --algo (or --resume a checkpoint)")
     seed = 0 if args.seed is None else args.seed
     rng = np.random.default_rng(seed)
+    rules = limit_rules(solved)
+    if args.engine == "tree" and public_by_default(rules):
+        raise InputError(
+            f"the compiled tree takes hold'em games of up to {COMPILED_TREE_CARDS} cards; {args.game} runs on its "
+            "public tree (--engine public-tree, the default)"
+        )
     if algorithm in NEURAL:
+        if args.engine == "public-tree" or public_by_default(rules):
+            raise InputError(f"--algo {algorithm} trains on the compiled tree; {args.game} runs on its public tree")
         tree = compile_tree(solved)
         return make_neural_solver(tree, infoset_tensors(tree), algorithm, train_neural.settings(args), rng=rng), seed
     overrides = {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}
@@ -231,6 +265,8 @@ def _new_solver(args: argparse.Namespace, algorithm: str) -> tuple[Trainable, in
     rule = replace(ALGORITHMS[algorithm], **overrides)
     if rule.scheduled and args.iterations is not None:
         rule = replace(rule, horizon=args.iterations)  # a schedule spans the run: T = --iterations
+    if _public_engine(args, solved):
+        return PublicTreeSolver(public_tree(solved.game_id), rule, algorithm), seed
     sampling = args.sampling or "none"
     if sampling != "none":
         check_sampling(sampling, rule, args.averaging, args.epsilon, args.chance_draws)
@@ -262,8 +298,39 @@ def _resumed(args: argparse.Namespace, saved: AnyCheckpoint) -> tuple[Trainable,
         train_neural.check_resume(args, saved.settings, saved.preset)
     else:
         _check_tabular_resume(args, saved)
+        if saved.engine == "public-tree":
+            if args.engine == "tree":
+                raise InputError("the checkpoint was written by --engine public-tree, not tree")
+            return saved.public_solver(public_tree(saved.game_id)), saved.seed
+    if args.engine == "public-tree":
+        raise InputError("the checkpoint was written by a solver on the compiled tree, not --engine public-tree")
     tree: CompiledTree = compile_tree(load_game(saved.game_id))
     return saved.solver(tree), saved.seed
+
+
+def _public_engine(args: argparse.Namespace, game: Game) -> bool:
+    """Whether ``--engine`` (or its default, ``auto``) runs ``game`` on its public tree; options the public tree
+    does not take are refused."""
+    rules = limit_rules(game)
+    if args.engine == "public-tree" and rules is None:
+        raise InputError(f"--engine public-tree runs two-player limit universal_poker games, not {game.game_id}")
+    public = args.engine == "public-tree" or (args.engine in (None, "auto") and public_by_default(rules))
+    if public and args.sampling not in (None, "none"):
+        raise InputError(_NOT_PUBLIC.format(option="--sampling"))
+    return public
+
+
+_NOT_PUBLIC = (
+    "{option} does not apply to full-game CFR on the public tree (it uses suit isomorphism itself); give --engine "
+    "tree for the compiled tree"
+)
+
+
+def _mbb(value: float, tree: CompiledTree | PublicTree) -> str:
+    """`` (N mbb/g)`` for hold'em games (thousandths of a big blind) and games paid in big blinds."""
+    if isinstance(tree, PublicTree):
+        return f" ({value / tree.rules.big_blind * 1000:.4g} mbb/g)"
+    return mbb(value, tree.units)
 
 
 def _check_tabular_resume(args: argparse.Namespace, saved: Checkpoint) -> None:

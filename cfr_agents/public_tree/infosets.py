@@ -43,6 +43,8 @@ class Locator:
 
     def __init__(self, tree: PublicTree) -> None:
         self.tree = tree
+        self._canonical: dict[tuple[int, ...], tuple[list[int], np.ndarray]] = {}
+        """Per board (its cards sorted): its canonical board and the card permutation onto it, as found."""
 
     @cached_property
     def _nodes(self) -> dict[str, int]:
@@ -75,11 +77,14 @@ class Locator:
             raise InputError(f"no decision after the betting {found.group(3)!r} in {self.tree.game_string}")
         range_index = int(np.flatnonzero((betting.ranges[:, 0] <= node) & (node < betting.ranges[:, 1]))[0])
         if self.tree.canonical and board:
-            previous: list[tuple[int, ...]] = []
-            representative, perm = canonical_board(board, rules.num_ranks, rules.num_suits, previous)
-            mapping = card_permutation(perm, rules.num_ranks, rules.num_suits)
+            key = tuple(sorted(board))
+            if key not in self._canonical:
+                previous: list[tuple[int, ...]] = []
+                representative, perm = canonical_board(board, rules.num_ranks, rules.num_suits, previous)
+                mapping = card_permutation(perm, rules.num_ranks, rules.num_suits)
+                self._canonical[key] = ([int(card) for card in representative], mapping)
+            board, mapping = self._canonical[key]
             hole = [int(mapping[card]) for card in hole]
-            board = list(representative)
         segment = self._segments.get((range_index, tuple(sorted(board))))
         if segment is None:
             raise InputError(f"no public node for board {found.group(2)!r} and betting {found.group(3)!r}")

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from adapters.inputs import InputError
 from cfr_agents.public_tree.engine import Engine, FloatArray, own_placement, profile, uniform_strategy
 from cfr_agents.public_tree.kernels import UPDATE
 from cfr_agents.public_tree.tree import PublicTree
@@ -26,7 +27,7 @@ class PublicTreeSolver:
     (:mod:`~cfr_agents.public_tree.engine`)."""
 
     def __init__(self, tree: PublicTree, rule: UpdateRule, algorithm: str) -> None:
-        self.public_tree = tree
+        self.tree = tree
         self.rule = rule
         self.algorithm = algorithm
         self._engine = Engine(tree)
@@ -71,12 +72,12 @@ class PublicTreeSolver:
     def compile(self) -> float:
         """Compile the kernels (or load them from Numba's cache) on a copy; seconds taken."""
         started = time.perf_counter()
-        PublicTreeSolver(self.public_tree, self.rule, self.algorithm).run(1)
+        PublicTreeSolver(self.tree, self.rule, self.algorithm).run(1)
         return time.perf_counter() - started
 
     def average_strategy(self) -> FloatArray:
         """Normalised :math:`C^T` per node and hand; uniform where nothing was accumulated."""
-        return normalise_blocks(self.public_tree, self._cumulative)
+        return normalise_blocks(self.tree, self._cumulative)
 
     def current_strategy(self) -> FloatArray:
         return self._sigma.copy()
@@ -85,21 +86,33 @@ class PublicTreeSolver:
         return {**self.rule.parameters(), "sampling": "none", "engine": "public-tree"}
 
     def state(self) -> dict[str, FloatArray]:
-        return {
-            "regret": self._regret.copy(),
-            "cumulative": self._cumulative.copy(),
-            "sigma": self._sigma.copy(),
-            "scalars": self._scalars.copy(),
-        }
+        """The whole mutable state (a checkpoint), as read-only views: copies of a Flop Hold'em state would take
+        gigabytes. They change with the next iteration."""
+        views = {"regret": self._regret, "cumulative": self._cumulative, "sigma": self._sigma, "scalars": self._scalars}
+        out = {}
+        for name, array in views.items():
+            view = array.view()
+            view.flags.writeable = False
+            out[name] = view
+        return out
 
     def restore(self, state: Mapping[str, FloatArray]) -> None:
+        """Continue from :meth:`state`. The arrays are adopted, not copied (a Flop Hold'em state is gigabytes):
+        the caller must not change them afterwards."""
         for name, current in (
             ("regret", self._regret),
             ("cumulative", self._cumulative),
             ("sigma", self._sigma),
             ("scalars", self._scalars),
         ):
-            current[...] = state[name]
+            given = state[name]
+            if given.shape != current.shape or given.dtype != current.dtype:
+                raise InputError(f"state array {name!r} is {given.dtype}{list(given.shape)}, "
+                                 f"expected {current.dtype}{list(current.shape)}")  # fmt: skip
+        self._regret, self._cumulative = state["regret"], state["cumulative"]
+        self._sigma, self._scalars = state["sigma"], state["scalars"]
+        placement = own_placement(self.tree)
+        self._profile = profile(self._sigma, self._sigma, placement, placement)
 
 
 def normalise_blocks(tree: PublicTree, weights: FloatArray) -> FloatArray:

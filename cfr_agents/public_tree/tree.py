@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -50,6 +51,7 @@ from adapters.holdem import (
 from adapters.holdem.betting import DEAL, DECISION, BettingTree, betting_tree
 from adapters.holdem.rules import LimitRules, limit_rules
 from adapters.inputs import UnsupportedGameError
+from adapters.openspiel import PREFIX, OpenSpielGame
 
 IntArray = NDArray[np.int64]
 
@@ -90,6 +92,10 @@ class PublicTree:
     """A two-player limit hold'em game as a public tree with vectors over private hands (module docstring)."""
 
     game_string: str
+    """The ``universal_poker`` game string, without ``openspiel:``."""
+    rules_fingerprint: str
+    """The game's rules fingerprint, as :class:`~adapters.base.Game` computes it."""
+    build_seconds: float
     rules: LimitRules
     betting: BettingTree
     canonical: bool
@@ -119,6 +125,46 @@ class PublicTree:
     chance: float
     """The probability of each complete deal (module docstring)."""
 
+    units = "chips"
+
+    @property
+    def game_id(self) -> str:
+        """The game's id, ``openspiel:<game string>``."""
+        return PREFIX + self.game_string
+
+    @cached_property
+    def _counts(self) -> tuple[int, int, int]:
+        """Public decision nodes, terminals, and information states (decision nodes times the hands the
+        board leaves), summed over segments."""
+        betting, segments = self.betting, self.segments
+        decisions = np.array([(betting.kind[a:b] == DECISION).sum() for a, b in betting.ranges])
+        terminals = np.array([((betting.kind[a:b] == 1) | (betting.kind[a:b] == 2)).sum() for a, b in betting.ranges])
+        board_cards = np.array([sum(len(board) for board in history) for history in segments.boards])
+        rules = self.rules
+        hands_left = np.array([math.comb(rules.deck_size - c, rules.num_hole_cards) for c in range(rules.deck_size)])
+        per_segment = decisions[segments.range_index]
+        return (
+            int(per_segment.sum()),
+            int(terminals[segments.range_index].sum()),
+            int((per_segment * hands_left[board_cards]).sum()),
+        )
+
+    @property
+    def num_decision_nodes(self) -> int:
+        """Public decision nodes (a betting node under a board history)."""
+        return self._counts[0]
+
+    @property
+    def num_terminals(self) -> int:
+        """Public fold and showdown nodes."""
+        return self._counts[1]
+
+    @property
+    def num_infosets(self) -> int:
+        """Information states the strategy covers: public decision nodes times the hands their board leaves
+        (suit-canonical ones only, on a tree with suit-canonical boards)."""
+        return self._counts[2]
+
     @property
     def num_hands(self) -> int:
         return int(self.hands.shape[0])
@@ -139,16 +185,23 @@ class PublicTree:
         lengths = self.betting.ranges[:, 1] - self.betting.ranges[:, 0]
         return int(lengths[self.segments.range_index].sum())
 
+    @cached_property
+    def game_nodes(self) -> tuple[int, int]:
+        """``(nodes, decision nodes)`` of the game counted OpenSpiel's way (:func:`game_nodes`)."""
+        return game_nodes(self.rules, self.betting)
+
     def summary(self) -> str:
         return (
-            f"{self.num_public_nodes:,} public nodes in {self.segments.count:,} segments, "
+            f"{self.game_id}: {self.num_public_nodes:,} public nodes in {self.segments.count:,} segments, "
             f"{self.num_hands:,} hands, {self.size:,} strategy entries"
             + (" (suit-canonical boards)" if self.canonical else "")
+            + f"; built in {self.build_seconds:.2f} s"
         )
 
 
 def build_public_tree(game_string: str, *, canonical: bool = True) -> PublicTree:
     """The public tree of a two-player limit ``universal_poker`` game (``game_string`` without ``openspiel:``)."""
+    started = time.perf_counter()
     game = pyspiel.load_game(game_string)
     rules = limit_rules(game)
     if rules is None:
@@ -170,6 +223,8 @@ def build_public_tree(game_string: str, *, canonical: bool = True) -> PublicTree
     members = np.array([member for group in groups for member in group], dtype=np.int64)
     return PublicTree(
         game_string=game_string,
+        rules_fingerprint=OpenSpielGame(game_string).rules_fingerprint,
+        build_seconds=time.perf_counter() - started,
         rules=rules,
         betting=betting,
         canonical=canonical,
@@ -187,6 +242,27 @@ def build_public_tree(game_string: str, *, canonical: bool = True) -> PublicTree
         group_members=members,
         chance=1.0 / _deals(rules),
     )
+
+
+def game_nodes(rules: LimitRules, betting: BettingTree) -> tuple[int, int]:
+    """``(nodes, decision nodes)`` of a limit hold'em game counted OpenSpiel's way: every history, with the cards
+    dealt one by one and in order (chance nodes included in ``nodes``)."""
+    n = rules.deck_size
+
+    def orders(dealt: int) -> int:  # ordered deals of `dealt` cards
+        return math.perm(n, dealt)
+
+    dealt = [2 * rules.num_hole_cards + sum(rules.board_cards[: r + 1]) for r in range(rules.num_rounds)]
+    nodes = sum(orders(j) for j in range(2 * rules.num_hole_cards))  # the hole cards' chance nodes
+    decisions = 0
+    for node in range(betting.num_nodes):
+        cards = dealt[betting.round[node]]
+        if betting.kind[node] == DEAL:  # the deal node is the first of the next board's chance nodes
+            nodes += sum(orders(j) for j in range(cards, dealt[betting.round[node] + 1]))
+        else:
+            nodes += orders(cards)
+            decisions += orders(cards) if betting.kind[node] == DECISION else 0
+    return nodes, decisions
 
 
 def _deals(rules: LimitRules) -> float:
