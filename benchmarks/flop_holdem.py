@@ -44,15 +44,20 @@ def _peak_gb() -> float:
 
 
 def measure(game: str, algorithm: str) -> dict[str, float]:
-    """One game's cost: sizes, build, compile, three CFR iterations, both seats' best responses, peak memory."""
+    """One game's cost: sizes, build, compile, CFR iterations (at least 3 and 2 seconds' worth), both seats' best
+    responses, peak memory."""
     started = time.perf_counter()
     tree = public_tree(canonical_game_id(game))
     build = time.perf_counter() - started
     solver = PublicTreeSolver(tree, ALGORITHMS[algorithm], algorithm)
     compile_seconds = solver.compile()
+    solver.run(1)  # the thread pool's start, outside the timing
     began = time.perf_counter()
-    solver.run(3)
-    per_iteration = (time.perf_counter() - began) / 3
+    runs = 0
+    while runs < 3 or time.perf_counter() - began < 2.0:  # at least 3 iterations and 2 seconds
+        solver.run(1)
+        runs += 1
+    per_iteration = (time.perf_counter() - began) / runs
     average = solver.average_strategy()
     engine = Engine(tree)
     placement = own_placement(tree)

@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 
 from adapters import Game, Reduction, load_game
 from adapters.base import NUM_PLAYERS
+from adapters.holdem.rules import COMPILED_TREE_CARDS, limit_rules, public_by_default
 from adapters.inputs import InputError, UnsupportedGameError
 from adapters.walk import Walk, walk
 from cfr_agents.tree_cache import entry_header, load_or_build
@@ -156,12 +157,18 @@ class CompiledTree:
 
 
 def compile_tree(game: Game, *, cache: bool = True) -> CompiledTree:
-    """Walk ``game`` once and return its :class:`CompiledTree` (build time included).
+    """Walk ``game`` once and return its :class:`CompiledTree` (build time included). A hold'em game past
+    :data:`~adapters.holdem.rules.COMPILED_TREE_CARDS` cards is refused in one line: it runs on its public tree.
 
     With ``cache`` (the default), the tree cache (:mod:`cfr_agents.tree_cache`) is used when it is
     on: a tree built before for the same game, rules and versions is loaded instead of walked, and a
     tree walked now is stored. ``cache=False`` always walks and stores nothing.
     """
+    if _past_the_compiled_tree(game):
+        raise UnsupportedGameError(
+            f"{game.game_id} is a hold'em game past {COMPILED_TREE_CARDS} cards, too large for the compiled tree: "
+            "it runs on its public tree (train, exploitability, match, tournament, exploit, best-response)"
+        )
     started = time.perf_counter()
     build = functools.partial(_build, game, started)
     if not cache:
@@ -169,6 +176,15 @@ def compile_tree(game: Game, *, cache: bool = True) -> CompiledTree:
     tree = load_or_build(game, build, _to_arrays, functools.partial(_from_arrays, game, started))
     object.__setattr__(tree, "cache_header", entry_header(game))
     return tree
+
+
+def _past_the_compiled_tree(game: Game) -> bool:
+    """Whether ``game`` is a hold'em game the compiled tree leaves to the public tree; a limit game the public
+    tree does not model (three hole cards, say) stays the compiled tree's."""
+    try:
+        return public_by_default(limit_rules(game))
+    except UnsupportedGameError:
+        return False
 
 
 def _build(game: Game, started: float) -> CompiledTree:

@@ -1,6 +1,7 @@
 r"""Any agent, normalised once when it loads, behind one face: :class:`Agent`.
 
-An agent is one of our :class:`~cfr_agents.policy.Policy` tables, an OpenSpiel policy
+An agent is one of our :class:`~cfr_agents.policy.Policy` tables, a hold'em game's public-tree strategy
+(:class:`~cfr_agents.public_tree.strategy_file.PublicStrategy`, a strategy file), an OpenSpiel policy
 (``open_spiel.python.policy.Policy`` or ``pyspiel.Policy``), or an RLCard agent (``use_raw`` and
 ``eval_step``). :func:`as_agent` tells which, once; everything downstream asks the :class:`Agent`:
 
@@ -64,6 +65,7 @@ from adapters.pyspiel_game import BridgedGame, BridgedState, openspiel_game_of
 from adapters.rlcard import PREFIX, RLCardGame, RLCardState
 from cfr_agents.neural_policy import NeuralPolicy
 from cfr_agents.policy import Policy
+from cfr_agents.public_tree.strategy_file import PublicStrategy
 from cfr_agents.tree import CompiledTree, FloatArray
 from eval.environments import OpenSpielPolicy, RLCardAgent
 
@@ -357,6 +359,37 @@ class NetworkAgent(Agent):
         return self.raw.openspiel_policy()
 
 
+class PublicStrategyAgent(Agent):
+    """A strategy over a hold'em game's public tree (:class:`~cfr_agents.public_tree.strategy_file.PublicStrategy`):
+    on a compiled tree, each infoset's entries are found by its information-state string
+    (:class:`~cfr_agents.public_tree.infosets.Locator`); in OpenSpiel's game it plays by
+    ``action_probabilities(state)``. Asked a public node at a time by :mod:`eval.holdem`."""
+
+    raw: PublicStrategy
+    infoset_only = True
+
+    def __init__(self, strategy: PublicStrategy) -> None:
+        self.raw = strategy
+
+    def strategy(self, tree: CompiledTree) -> FloatArray:
+        public = self.raw.tree
+        if tree.game_id != self.raw.game_id or tree.rules_fingerprint != public.rules_fingerprint:
+            raise InputError(f"the public-tree strategy is for {self.raw.game_id}, not {tree.game_id}")
+        betting = public.betting
+        strategy = np.zeros(tree.action_mask.shape)
+        for row, key in enumerate(tree.infoset_keys):
+            location = self.raw.locator.locate(key)
+            n = int(betting.num_children[location.node])
+            actions = betting.action[betting.first_child[location.node] + np.arange(n)].tolist()
+            if actions != list(tree.infoset_actions[row]):
+                raise InputError(f"the public tree of {self.raw.game_id} has actions {actions} at {key!r}")
+            strategy[row, :n] = self.raw.strategy[location.indices(public)]
+        return strategy
+
+    def openspiel_player(self) -> Any:
+        return self.raw.openspiel_policy()
+
+
 class OpenSpielAgent(Agent):
     """An OpenSpiel policy: ``action_probabilities(state)`` at a state of every infoset (RLCard's games
     through the game bridged into OpenSpiel). OpenSpiel's tables (``TabularPolicy``, ``UniformRandomPolicy``)
@@ -436,12 +469,14 @@ def as_agent(agent: object) -> Agent:
         return TableAgent(agent)
     if isinstance(agent, NeuralPolicy):
         return NetworkAgent(agent)
+    if isinstance(agent, PublicStrategy):
+        return PublicStrategyAgent(agent)
     if isinstance(agent, openspiel_policy.Policy | pyspiel.Policy):
         return OpenSpielAgent(agent)
     if hasattr(agent, "eval_step") and hasattr(agent, "use_raw"):
         return RLCardEnvAgent(agent)
     raise InputError(
-        f"cannot query {describe(agent)}: give a cfr_agents Policy, an OpenSpiel policy "
+        f"cannot query {describe(agent)}: give a cfr_agents Policy, a public-tree strategy, an OpenSpiel policy "
         "or an RLCard agent (use_raw, eval_step)"
     )
 

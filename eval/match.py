@@ -24,6 +24,13 @@ recomputing the answer. Tournaments play every pairing with :func:`play_match`, 
 The exact value is :func:`eval.exact_head_to_head` of both agents' exact strategies
 (:func:`eval.strategy_of`); it is ``None``, with the reason in :attr:`MatchReport.exact_note`, when
 either agent cannot be queried exactly.
+
+A hold'em game that runs on its public tree (:func:`eval.holdem.on_public_tree`: ``fhp``, ``fhp-acpc``,
+``hulh``) is played in OpenSpiel's ``universal_poker`` as any ``openspiel:`` game, each agent asked at every
+decision (an infoset there rarely comes twice, so no answer is kept); its agents are public-tree strategy files
+and ``random``, asked for every hand at once for the exact value (:func:`eval.holdem.exact_head_to_head`); any
+other agent is refused as it is named. Hold'em games pay chips: :attr:`MatchReport.mbb_per_hand` divides by the
+big blind.
 """
 
 from __future__ import annotations
@@ -39,17 +46,20 @@ from typing import Any
 
 import numpy as np
 
+from adapters.games import canonical_game_id
 from adapters.inputs import InputError, ParameterError
 from adapters.rlcard import PREFIX as RLCARD_PREFIX
 from cfr_agents.files import write_atomic
 from cfr_agents.policy import Policy
+from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.rlcard_agent import PolicyAgent
 from cfr_agents.tree import CompiledTree, FloatArray, load_tree
+from eval import holdem
 from eval.agents import AgentQueryError
-from eval.environments import MatchResult, play_openspiel_match, play_rlcard_match
-from eval.exploitability import exploitability_of_strategy
+from eval.environments import MatchResult, OpenSpielPolicy, play_openspiel_match, play_rlcard_match
+from eval.exploitability import exploitability_of_strategy, public_exploitability
 from eval.hand_log import HandLog
-from eval.head_to_head import exact_head_to_head
+from eval.head_to_head import HeadToHead, exact_head_to_head
 from eval.opponents import Opponent, load_opponent
 
 MIN_HANDS = 4
@@ -111,11 +121,18 @@ class MatchReport:
     exact_seat_values: tuple[float, float] | None
     exact_note: str
     """Why :attr:`exact` is missing; empty when it is present."""
+    big_blind: float | None = None
+    """:attr:`units` per big blind (:func:`eval.holdem.big_blind`: 1 for games paid in big blinds, the big blind
+    in chips for hold'em games); ``None`` for games without a big blind."""
 
     @property
     def mbb_per_hand(self) -> float | None:
-        """The mean in milli-big-blinds per hand, for games paid in big blinds (else ``None``)."""
-        return self.mean * 1000 if self.units == "BB" else None
+        """The mean in milli-big-blinds per hand (``mean / big_blind * 1000``); ``None`` without a big blind."""
+        return self.mbb(self.mean)
+
+    def mbb(self, value: float) -> float | None:
+        """``value`` (in :attr:`units`) in milli-big-blinds; ``None`` without a big blind."""
+        return None if self.big_blind is None else value / self.big_blind * 1000
 
     @property
     def exact_within_ci95(self) -> bool | None:
@@ -175,6 +192,8 @@ class Agents:
     def __init__(self) -> None:
         self._opponents: dict[tuple[str, str], Opponent] = {}
         self._strategies: dict[tuple[str, str], FloatArray | str] = {}
+        self._hands: dict[tuple[str, str], holdem.HandStrategy] = {}
+        self._placed: dict[tuple[str, str], tuple[PublicTree, holdem.Placed]] = {}
         self._paths: dict[str, str] = {}
 
     def provide(self, files: Mapping[str, str]) -> None:
@@ -188,11 +207,16 @@ class Agents:
                 self._paths[name] = str(path)
 
     def opponent(self, name: str, game_id: str) -> Opponent:
+        """The agent ``name`` for ``game_id``; on a game that runs on its public tree, one that cannot be asked for
+        every hand at once is refused (:func:`eval.holdem.check_name`, :func:`eval.holdem.batched`)."""
         key = (name, game_id)
         if key not in self._opponents:
+            holdem.check_name(name, game_id)
             opponent = load_opponent(self._paths.get(name, name), game_id)
-            if opponent.game_id != game_id:
+            if opponent.game_id != canonical_game_id(game_id):
                 raise InputError(f"agent {name!r} plays {opponent.game_id}, not {game_id}")
+            if holdem.on_public_tree(game_id):
+                self._hands[key] = holdem.batched(opponent.agent, name, game_id)
             self._opponents[key] = opponent
         return self._opponents[key]
 
@@ -202,13 +226,46 @@ class Agents:
             self._strategies[key] = _exact_strategy(self.opponent(name, game_id), load_tree(game_id))
         return self._strategies[key]
 
+    def placed(self, name: str, game_id: str, tree: PublicTree) -> holdem.Placed:
+        """The agent's strategy on a public tree of ``game_id`` (:func:`eval.holdem.strategy_array`)."""
+        key = (name, game_id)
+        self.opponent(name, game_id)
+        kept = self._placed.get(key)
+        if kept is None or kept[0] is not tree:
+            kept = self._placed[key] = (tree, holdem.strategy_array(tree, self._hands[key]))
+        return kept[1]
+
+    def public_tree(self, names: tuple[str, ...], game_id: str) -> PublicTree:
+        """The public tree to score these agents on (:func:`eval.holdem.tree_for`)."""
+        for name in names:
+            self.opponent(name, game_id)
+        return holdem.tree_for(game_id, [self._hands[(name, game_id)] for name in names])
+
+    def exact(self, names: tuple[str, str], game_id: str) -> HeadToHead | str:
+        """The first agent's exact value against the second, or why there is none."""
+        if holdem.on_public_tree(game_id):
+            tree = self.public_tree(names, game_id)
+            first, second = (self.placed(name, game_id, tree) for name in names)
+            return holdem.exact_head_to_head(tree, first, second)
+        strategy_a, strategy_b = (self.strategy(name, game_id) for name in names)
+        if isinstance(strategy_a, str):
+            return strategy_a
+        if isinstance(strategy_b, str):
+            return strategy_b
+        return exact_head_to_head(load_tree(game_id), strategy_a, strategy_b)
+
     def score(self, name: str, game_id: str) -> AgentScore:
-        tree = load_tree(game_id)
+        if holdem.on_public_tree(game_id):
+            tree = self.public_tree((name,), game_id)
+            placed = self.placed(name, game_id, tree)
+            scored = public_exploitability(tree, placed.strategy, placed.placement, holdem.engine_of(tree))
+            return AgentScore(name, tree.units, scored.nash_conv, scored.exploitability, "")
+        compiled = load_tree(game_id)
         strategy = self.strategy(name, game_id)
         if isinstance(strategy, str):
-            return AgentScore(name, tree.units, None, None, strategy)
-        result = exploitability_of_strategy(tree, strategy)
-        return AgentScore(name, tree.units, result.nash_conv, result.exploitability, "")
+            return AgentScore(name, compiled.units, None, None, strategy)
+        result = exploitability_of_strategy(compiled, strategy)
+        return AgentScore(name, compiled.units, result.nash_conv, result.exploitability, "")
 
 
 def play_match(
@@ -218,7 +275,9 @@ def play_match(
     hand to the hand log at that path (:mod:`eval.hand_log`), its seats named as in ``spec.agents``."""
     agents = agents or Agents()
     pairs = check_hands(spec.hands)
-    tree = load_tree(spec.game_id)
+    public = holdem.on_public_tree(spec.game_id)
+    if public and log is not None:
+        raise InputError(f"hand logs are read on the compiled tree; {spec.game_id} runs on its public tree")
     first, second = (agents.opponent(name, spec.game_id) for name in spec.agents)
     deal_seq, seq_a, seq_b = spec.seed_sequence().spawn(3)
     deal_rng, rng_a, rng_b = (np.random.default_rng(s) for s in (deal_seq, seq_a, seq_b))
@@ -234,6 +293,7 @@ def play_match(
                 spec.game_id, table_a, table_b, pairs, deal_rng, show_progress=show_progress, log=hands
             )
         elif spec.game_id.startswith(RLCARD_PREFIX):
+            tree = load_tree(spec.game_id)
             sampled = play_rlcard_match(
                 spec.game_id,
                 first.agent.rlcard_player(tree, rng_a),
@@ -244,23 +304,22 @@ def play_match(
                 log=hands,
             )
         else:
+            policies: list[OpenSpielPolicy] = [
+                opponent.agent.openspiel_player() if public else opponent.agent.match_policy()
+                for opponent in (first, second)
+            ]
             sampled = play_openspiel_match(
                 spec.game_id,
-                first.agent.match_policy(),
-                second.agent.match_policy(),
+                policies[0],
+                policies[1],
                 pairs,
                 deal_rng,
                 (rng_a, rng_b),
                 show_progress=show_progress,
                 log=hands,
             )
-    strategy_a, strategy_b = (agents.strategy(name, spec.game_id) for name in spec.agents)
-    exact: float | None = None
-    seat_values: tuple[float, float] | None = None
-    note = next((s for s in (strategy_a, strategy_b) if isinstance(s, str)), "")
-    if not isinstance(strategy_a, str) and not isinstance(strategy_b, str):
-        value = exact_head_to_head(tree, strategy_a, strategy_b)
-        exact, seat_values = value.value, value.seat_values
+    value = agents.exact(spec.agents, spec.game_id)
+    exact, seat_values, note = (None, None, value) if isinstance(value, str) else (value.value, value.seat_values, "")
     return MatchReport(
         game_id=spec.game_id,
         agents=spec.agents,
@@ -272,6 +331,7 @@ def play_match(
         exact=exact,
         exact_seat_values=seat_values,
         exact_note=note,
+        big_blind=holdem.big_blind(spec.game_id, sampled.units),
     )
 
 
@@ -300,7 +360,7 @@ def describe(report: MatchReport) -> str:
         f"{a} vs {b} on {report.game_id}, {report.hands:,} hands (duplicate pairs, seats swapped):",
         f"  sampled {report.mean:+.4f} {report.units}/hand, standard error {report.standard_error:.4f}, "
         f"95% CI [{low:+.4f}, {high:+.4f}]"
-        + (f"; {mbb:+.1f} mbb/hand (CI [{low * 1000:+.1f}, {high * 1000:+.1f}])" if mbb is not None else ""),
+        + (f"; {mbb:+.1f} mbb/hand (CI [{report.mbb(low):+.1f}, {report.mbb(high):+.1f}])" if mbb is not None else ""),
     ]
     if report.exact is None:
         lines.append(f"  exact: not available ({report.exact_note})")
@@ -315,7 +375,7 @@ def describe(report: MatchReport) -> str:
                 verdict += f" ({distance:.2f} standard errors away)"
         lines.append(
             f"  exact   {report.exact:+.4f} {report.units}/hand"
-            + (f" ({report.exact * 1000:+.1f} mbb/hand)" if report.units == "BB" else "")
+            + (f" ({exact_mbb:+.1f} mbb/hand)" if (exact_mbb := report.mbb(report.exact)) is not None else "")
             + f": {verdict}"
         )
     return "\n".join(lines)

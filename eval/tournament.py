@@ -7,6 +7,10 @@ game id, agent names or file paths, hands and seeds (:class:`~eval.match.MatchSp
 worker builds the agents it needs from their names. Pairing ``k`` (in the order of
 :func:`pairings`) draws its streams from ``SeedSequence(seed, spawn_key=(k,))``, so the results do
 not depend on how many workers play them, on which executor, or in what order they finish.
+
+A hold'em game that runs on its public tree (``fhp``) takes public-tree strategy files and ``random``
+(:mod:`eval.match`); each worker holds every agent's strategy it plays (2.6 GB a strategy on Flop Hold'em), so
+such a tournament wants few workers.
 """
 
 from __future__ import annotations
@@ -20,10 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from adapters import load_game
 from adapters.inputs import MAX_JSON_BYTES, InputError, read_json, read_regular
 from cfr_agents.jobs import Executor, RayExecutor
 from cfr_agents.policy import FORMAT as POLICY_FORMAT
-from cfr_agents.tree import load_tree
+from eval.holdem import big_blind
 from eval.match import Agents, AgentScore, MatchReport, MatchSpec, check_hands, play_match
 from eval.opponents import is_file_name
 from eval.opponents.nfsp import one_thread
@@ -114,7 +119,7 @@ def run_tournament(
     """
     check_hands(hands)
     check_agents(game_id, agents)
-    tree = load_tree(game_id)
+    units = load_game(game_id).units
     files = policy_contents(agents) if isinstance(executor, RayExecutor) else {}
     specs = [
         MatchSpec(game_id, pair, hands, seed, spawn_key=(index,), files=files)
@@ -132,14 +137,14 @@ def run_tournament(
     results: list[MatchReport | AgentScore] = executor.map(run_job, work, report)
     matches = tuple(r for r in results if isinstance(r, MatchReport))
     scores = tuple(r for r in results if isinstance(r, AgentScore))
-    return TournamentResult(game_id, tree.units, tuple(agents), hands, seed, matches, scores)
+    return TournamentResult(game_id, units, tuple(agents), hands, seed, matches, scores)
 
 
 def policy_contents(agents: Sequence[str]) -> dict[str, str]:
-    """The text of each agent that is a policy file, by name (model files stay paths)."""
+    """The text of each agent that is a policy file, by name (model files and public-tree strategies stay paths)."""
     contents = {}
     for name in agents:
-        if is_file_name(name):
+        if is_file_name(name) and Path(name).suffix != ".npz":
             data = read_json(name, "file")
             if isinstance(data, dict) and data.get("format") == POLICY_FORMAT:
                 contents[name] = read_regular(name, "policy file", MAX_JSON_BYTES).decode("utf-8")
@@ -183,11 +188,18 @@ def markdown(result: TournamentResult) -> str:
     agent (sampled, with its 95% half-width; the exact value in brackets), its mean over the field
     and its exact exploitability."""
     unit = result.units
-    mbb = unit == "BB"
+    chips_per_big_blind = big_blind(result.game_id, unit)
+    in_mbb = (
+        ""
+        if chips_per_big_blind is None
+        else " (1 BB = 1000 mbb)"
+        if unit == "BB"
+        else f" (a big blind is {chips_per_big_blind:g} {unit}; mbb = {unit} x {1000 / chips_per_big_blind:g})"
+    )
     head = ["agent", *result.agents, f"mean ({unit}/hand)", f"exploitability ({unit})"]
     lines = [
         f"{result.game_id}: row agent's payoff per hand against the column agent, in {unit}"
-        + (" (1 BB = 1000 mbb)" if mbb else "")
+        + in_mbb
         + f"; {result.hands:,} hands per match in duplicate pairs; 95% half-width after ±, exact value in "
         "brackets; exploitability = NashConv / 2, exact.",
         "",

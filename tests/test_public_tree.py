@@ -236,3 +236,23 @@ def test_one_update_equals_the_compiled_trees(algorithm: str) -> None:
 def test_the_game_counted_openspiels_way_has_the_compiled_trees_nodes() -> None:
     reference = compiled("holdem-6")
     assert public("holdem-6", True).game_nodes == (reference.node_kind.shape[0], reference.num_decision_nodes)
+
+
+@pytest.mark.slow
+def test_flop_holdem_values_over_every_flop_equal_those_over_the_canonical_flops() -> None:
+    """FHP: a seeded random suit-canonical strategy (one draw per canonical infoset), scored over the 1,755
+    canonical flops and over all 22,100 (each read from its canonical flop through a suit permutation)."""
+    canonical = build_public_tree(game_string("fhp"), canonical=True)
+    strategy = canonical_random_strategy(canonical, np.random.default_rng(0))
+    own = own_placement(canonical)
+    few = Engine(canonical)
+    expected = [few.best_response_value(p, profile(strategy, strategy, own, own)) for p in range(2)]
+    expected.append(few.value(0, profile(strategy, strategy, own, own)))
+    del few
+    every = build_public_tree(game_string("fhp"), canonical=False)
+    assert every.segments.count - 1 == 7 * 22_100 and canonical.segments.count - 1 == 7 * 1_755
+    mapped = canonical_placement(every, canonical)
+    many = Engine(every)
+    got = [many.best_response_value(p, profile(strategy, strategy, mapped, mapped)) for p in range(2)]
+    got.append(many.value(0, profile(strategy, strategy, mapped, mapped)))
+    assert got == pytest.approx(expected, abs=1e-9)

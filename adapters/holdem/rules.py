@@ -126,3 +126,15 @@ def _limit_game(game: pyspiel.Game | Game | str) -> pyspiel.Game | None:
 def _numbers(value: object) -> tuple[int, ...]:
     """OpenSpiel's space-separated numbers (``"100 50"``) as ints."""
     return tuple(int(part) for part in str(value).split())
+
+
+COMPILED_TREE_CARDS = 12
+"""The largest deck of a hold'em game (two hole cards) the compiled tree takes: 12 cards and one board card make
+about 1.4e7 nodes (``holdem-12``); past it, hold'em games run on their public tree
+(:mod:`cfr_agents.public_tree`)."""
+
+
+def public_by_default(rules: LimitRules | None) -> bool:
+    """Whether a game runs on its public tree, the compiled tree refusing it: a two-player limit hold'em game
+    (two hole cards) with a deck past :data:`COMPILED_TREE_CARDS`, such as ``fhp``, ``fhp-acpc`` and ``hulh``."""
+    return rules is not None and rules.num_hole_cards == 2 and rules.deck_size > COMPILED_TREE_CARDS

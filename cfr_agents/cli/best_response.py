@@ -22,13 +22,31 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from adapters import load_game
+    from adapters.games import canonical_game_id
     from cfr_agents.tree import compile_tree
     from eval.best_response import best_response_policy
     from eval.exploitability import exploitability_of_strategy
     from eval.head_to_head import exact_head_to_head
+    from eval.holdem import file_game, on_public_tree, save_best_response
     from eval.opponents import load_opponent
 
     check_writable(args.out)
+    game_id = canonical_game_id(args.game) if args.game is not None else file_game(args.agent)
+    if game_id is not None and on_public_tree(game_id):
+        response = save_best_response(args.agent, args.game, args.out)
+        public = response.strategy.tree
+        first, second = response.values
+        if args.json:
+            print(json.dumps({"agent": args.agent, "game": public.game_id, "units": public.units,
+                              "best_response_values": [first, second], "value": response.value,
+                              "seat_values": [first, second], "out": args.out}))  # fmt: skip
+        else:
+            print(
+                f"best response to {args.agent} on {public.game_id}: {response.value:+.6g} {public.units} per hand "
+                f"({response.value / public.rules.big_blind * 1000:+.4g} mbb) (seat 0 {first:+.6g}, seat 1 "
+                f"{second:+.6g}); saved {args.out}"
+            )
+        return 0
     opponent = load_opponent(args.agent, args.game)
     tree = compile_tree(load_game(opponent.game_id))
     strategy = opponent.agent.strategy(tree)

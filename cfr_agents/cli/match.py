@@ -1,5 +1,8 @@
 """``cfr-agents match A B --game G --hands N [--seed S] [--log HANDS.jsonl] [--json]``: a duplicate match
-between two agents, every hand appended to a hand log with ``--log``."""
+between two agents, every hand appended to a hand log with ``--log``.
+
+On a hold'em game past 12 cards (``fhp``) the agents are public-tree strategy files and ``random``, the exact
+value comes from the public tree, and ``--log`` is refused (hand logs are read on the compiled tree)."""
 
 from __future__ import annotations
 
@@ -55,11 +58,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _game_of(*names: str) -> str:
-    """The game named by the first agent that is a file (files carry their game)."""
+    """The game named by the first agent that is a file (files carry their game; a public-tree strategy's
+    sidecar is read alone, not its archive)."""
     from adapters.inputs import InputError
+    from eval.holdem import file_game
     from eval.opponents import is_file_name, load_opponent
 
     for name in names:
         if is_file_name(name):
-            return load_opponent(name).game_id
+            return file_game(name) or load_opponent(name).game_id
     raise InputError("give --game: neither agent is a file that names its game")

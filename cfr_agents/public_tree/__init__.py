@@ -8,20 +8,12 @@ OpenSpiel's information states in it.
 
 from __future__ import annotations
 
-from adapters.holdem.rules import LimitRules
+from adapters.holdem.rules import COMPILED_TREE_CARDS, public_by_default
 from adapters.inputs import UnsupportedGameError
 from adapters.openspiel import PREFIX
 from cfr_agents.public_tree.tree import PublicTree, build_public_tree
 
-COMPILED_TREE_CARDS = 12
-"""The largest deck of a hold'em game (two hole cards) the compiled tree takes: 12 cards and one board card make
-about 1.4e7 nodes (``holdem-12``); past it, hold'em games run on the public tree."""
-
-
-def public_by_default(rules: LimitRules | None) -> bool:
-    """Whether a game runs on its public tree unless told otherwise: a two-player limit hold'em game (two hole
-    cards) with a deck past :data:`COMPILED_TREE_CARDS`, such as ``fhp``, ``fhp-acpc`` and ``hulh``."""
-    return rules is not None and rules.num_hole_cards == 2 and rules.deck_size > COMPILED_TREE_CARDS
+__all__ = ["COMPILED_TREE_CARDS", "public_by_default", "public_tree"]
 
 
 def public_tree(game_id: str) -> PublicTree:

@@ -26,6 +26,8 @@ from adapters.openspiel import OpenSpielGame
 from adapters.rlcard import RLCardGame
 from cfr_agents.policy import FORMAT as POLICY_FORMAT
 from cfr_agents.policy import load_policy
+from cfr_agents.public_tree.strategy_file import FORMAT as STRATEGY_FORMAT
+from cfr_agents.public_tree.strategy_file import load_strategy
 from eval.opponents.base import FULL, LOSSY, Family, Opponent, Training
 from eval.opponents.provenance import FORMAT as MODEL_FORMAT
 from eval.opponents.provenance import provenance_of
@@ -254,9 +256,22 @@ def _iterations(name: str, count: str) -> int | None:
 
 
 def load_model_file(path: Path, game: Game | None, *, name: str) -> Opponent:
-    """A policy file or a trained-opponent file as an opponent (for ``game``, if given)."""
-    data = read_json(path, "file")
-    kind = data.get("format") if isinstance(data, dict) else None
+    """A policy file, a public-tree strategy (its ``.npz`` or ``.json``) or a trained-opponent file as an opponent
+    (for ``game``, if given)."""
+    data = None if path.suffix == ".npz" else read_json(path, "file")
+    kind = STRATEGY_FORMAT if data is None else data.get("format") if isinstance(data, dict) else None
+    if kind == STRATEGY_FORMAT:
+        strategy = load_strategy(path, game_id=None if game is None else game.game_id)
+        trained = f"{strategy.algorithm}, {strategy.iterations:,} iterations"
+        return Opponent.of(
+            name,
+            strategy.game_id,
+            strategy,
+            trained,
+            FULL,
+            algorithm=strategy.algorithm,
+            iterations=strategy.iterations,
+        )
     if kind == POLICY_FORMAT:
         policy = load_policy(path)
         if game is not None:
