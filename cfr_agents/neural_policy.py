@@ -123,6 +123,11 @@ class NeuralPolicy:
                     )
         return layers
 
+    @property
+    def layers(self) -> Mapping[str, tuple[Layer, ...]]:
+        """Each network's ``float64`` layers by name (``average``, or ``value<p>.<t>``), checked."""
+        return self._layers
+
     def _array(self, name: str, shape: tuple[int, ...]) -> NDArray[np.float64]:
         array = self.weights.get(name)
         if array is None or tuple(array.shape) != shape:
@@ -135,6 +140,16 @@ class NeuralPolicy:
         :math:`1, \dots, T-1` unless it was thinned to ``kept_networks``)."""
         names = (name.split(".")[1] for name in self.weights if name.startswith("value"))
         return tuple(sorted({int(t) for t in names if t.isdigit()}))
+
+    @functools.cached_property
+    def iteration_weights(self) -> tuple[tuple[int, int], ...]:
+        r"""SD-CFR: each kept iteration :math:`t` with the linear weight :math:`\sum_{t_{j-1}+1 < s \le t+1} s` of
+        the block of iterations :math:`\sigma^{t+1}` stands for."""
+        weights, previous = [], 0
+        for t in self.kept_iterations:
+            weights.append((t, (t + 1) * (t + 2) // 2 - (previous + 1) * (previous + 2) // 2))
+            previous = t
+        return tuple(weights)
 
     def action_probabilities(self, key: str) -> Mapping[int, float]:
         """``{action id: probability}`` at the infoset ``key``: its row of :attr:`strategy`."""
@@ -189,10 +204,7 @@ class NeuralPolicy:
         tree = self.tree
         mask = tree.action_mask
         yield 1, tree.uniform_strategy()
-        previous = 0
-        for t in self.kept_iterations:
-            weight = (t + 1) * (t + 2) // 2 - (previous + 1) * (previous + 2) // 2
-            previous = t
+        for t, weight in self.iteration_weights:
             sigma = np.zeros(mask.shape)
             for player in range(2):
                 rows = tree.infoset_player == player

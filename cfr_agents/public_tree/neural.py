@@ -1,0 +1,332 @@
+r"""A neural model's strategy on the public tree, with forward passes batched over the private hands.
+
+A model plays, at information state :math:`I` of player :math:`p`,
+
+.. math::
+
+   \bar\sigma_p(I) = \frac{\sum_t w_t\,\pi^{\sigma^t}_p(I)\,\sigma^t_p(I)}{\sum_t w_t\,\pi^{\sigma^t}_p(I)},
+   \qquad \pi^{\sigma^t}_p(I) = \prod_{j<k} \sigma^t_p(I_j, a_j),
+
+over its *terms* :math:`(w_t, \sigma^t)` (:class:`NetworkStrategy`), with :math:`\sigma^t_p(I)` read from a network
+:math:`\theta^t_p` by a decoding rule: the softmax of its outputs over the legal actions (Deep CFR's average
+network :math:`\Pi`), or regret matching on its predicted advantages (:math:`V^+ / \sum V^+`, the argmax where
+none is positive; Deep CFR's value networks), or uniform where a term has no network (SD-CFR's :math:`\sigma^1`).
+One term is played as it is; several are SD-CFR's mixture (:mod:`cfr_agents.neural_policy`), the reach
+:math:`\pi^{\sigma^t}_p` running over :math:`p`'s own decisions through the earlier rounds' segments, and a hand
+no term reaches plays uniformly. :func:`network_strategy` reads a :class:`~cfr_agents.neural_policy.NeuralPolicy`,
+:func:`torch_strategy` torch networks with a rule.
+
+The inputs are OpenSpiel's information-state tensors (:mod:`adapters.holdem.tensors`): at a public node (a
+segment's board history and a betting node) the tensor of hand :math:`h` is the node's template :math:`t` plus
+the one-hot :math:`e_h` of its cards, so the first layer is
+
+.. math:: W x_h + b = \underbrace{W_{\text{bet}}\,t_{\text{bet}} + b}_{\text{per betting node}}
+   + \underbrace{\textstyle\sum_{c \in \text{board}} W_{:,c}}_{\text{per segment}}
+   + \underbrace{\textstyle\sum_{c \in h} W_{:,c}}_{\text{per hand}},
+
+three tables gathered and added (no product with the 100-odd inputs per row), and the other layers are matrix
+products over every hand of a batch of segments and decision nodes at once, in ``float32`` by default
+(:class:`Materialiser`). Hands that meet the board play uniformly (no deal reaches them).
+
+Suit isomorphism. On a tree with every board the strategy is the model's own at every information state. On a
+tree with suit-canonical boards the network reads each segment's canonical board and, for hand :math:`h`, the
+smallest image :math:`\min_{g \in G} P_g h` of :math:`h` under the board's stabilizer :math:`G`: the model
+played with suit-canonical inputs, a suit-canonical strategy, which the canonical tree scores exactly (a network's
+raw play is in general not suit-canonical: score that on the tree with every board, chunk by chunk).
+
+Output: the strategy array laid out as the tree's (:attr:`~cfr_agents.public_tree.tree.PublicTree.size`),
+``strategy[offset[s] + node_offset[node] + a * H + h]``, or a chunk of consecutive segments of it
+(:meth:`Materialiser.chunk`), laid out from its first segment's offset.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+from numpy.typing import NDArray
+
+from adapters.games import canonical_game_id
+from adapters.holdem.betting import DEAL, DECISION
+from adapters.holdem.tensors import HoldemTensors, holdem_tensors
+from adapters.inputs import InputError
+from adapters.openspiel import PREFIX, OpenSpielGame
+from cfr_agents.neural_policy import Layer, NeuralPolicy
+from cfr_agents.public_tree.engine import FloatArray
+from cfr_agents.public_tree.tree import PublicTree
+from cfr_agents.solvers.neural import networks
+
+IntArray = NDArray[np.int64]
+Network = tuple[Layer, ...]
+"""A network's layers, ``inputs -> hidden... -> outputs``, ReLU between (:mod:`cfr_agents.neural_policy`)."""
+
+RULES: Final = ("softmax", "regret-matching")
+"""Decoding rules: the average network's softmax, regret matching on predicted advantages."""
+_DECODE = {"softmax": networks.softmax, "regret-matching": networks.regret_matching}
+
+
+@dataclass(frozen=True)
+class NetworkStrategy:
+    """The networks a model plays and how it reads them (module docstring)."""
+
+    game_id: str
+    rules_fingerprint: str
+    rule: str
+    """One of :data:`RULES`."""
+    terms: tuple[tuple[int, tuple[Network | None, Network | None]], ...]
+    """:math:`(w_t, (\\theta^t_0, \\theta^t_1))`: each term's weight and each player's network (``None``: uniform)."""
+
+    def __post_init__(self) -> None:
+        if self.rule not in RULES:
+            raise InputError(f"a network is read by {' or '.join(RULES)}, not {self.rule!r}")
+        if not self.terms or any(weight <= 0 for weight, _ in self.terms):
+            raise InputError("a network strategy needs terms of positive weight")
+
+
+def network_strategy(model: NeuralPolicy) -> NetworkStrategy:
+    """What ``model`` plays: Deep CFR's average network (softmax), or SD-CFR's uniform :math:`\\sigma^1` (weight 1)
+    and each kept :math:`\\sigma^{t+1}` (regret matching on :math:`\\theta^t_p`, its block's linear weight)."""
+    layers = model.layers
+    if model.algorithm == "deep-cfr":
+        return NetworkStrategy(model.game_id, model.rules_fingerprint, "softmax", ((1, (layers["average"],) * 2),))
+    terms: list[tuple[int, tuple[Network | None, Network | None]]] = [(1, (None, None))]
+    terms += [(weight, (layers[f"value0.{t}"], layers[f"value1.{t}"])) for t, weight in model.iteration_weights]
+    return NetworkStrategy(model.game_id, model.rules_fingerprint, "regret-matching", tuple(terms))
+
+
+def torch_strategy(game_id: str, rule: str, network: Any, network_1: Any = None) -> NetworkStrategy:
+    """One torch network (:func:`~cfr_agents.solvers.neural.networks.mlp`) read by ``rule`` for both players, or
+    ``network`` for player 0 and ``network_1`` for player 1 (Deep CFR's value networks)."""
+    game = OpenSpielGame(canonical_game_id(game_id).removeprefix(PREFIX))
+    pair = (_layers_of(network), _layers_of(network if network_1 is None else network_1))
+    return NetworkStrategy(game.game_id, game.rules_fingerprint, rule, ((1, pair),))
+
+
+def _layers_of(network: Any) -> Network:
+    """A torch ``Sequential`` of ``Linear`` layers and ReLUs as ``float64`` layers."""
+    arrays = networks.weights_of(network, "n")
+    indices = sorted({int(m.group(1)) for name in arrays if (m := re.fullmatch(r"n\.(\d+)\.weight", name))})
+    return tuple(
+        (arrays[f"n.{i}.weight"].astype(np.float64), arrays[f"n.{i}.bias"].astype(np.float64)) for i in indices
+    )
+
+
+@dataclass(frozen=True)
+class _Projection:
+    """A network's first layer split by the parts of the tensor (module docstring), and its other layers."""
+
+    node: NDArray[Any]
+    """``(N, hidden)``: :math:`W t_{\\text{bet}} + b` per betting node (decisions only)."""
+    board: NDArray[Any]
+    """``(n, hidden)``: column :math:`W_{:,c}` of each board card."""
+    hand: NDArray[Any]
+    """``(H, hidden)``: :math:`\\sum_{c \\in h} W_{:,c}` per hand."""
+    rest: tuple[tuple[NDArray[Any], NDArray[Any]], ...]
+    """The other layers, ``(W^T, b)``."""
+
+
+class Materialiser:
+    """A :class:`NetworkStrategy` written into strategy arrays of one public tree (module docstring), segment by
+    segment: per segment and network, one forward pass over the player's decision nodes times the hands the board
+    leaves. The products run on NumPy's BLAS with its threads (``OPENBLAS_NUM_THREADS``): on cores shared with
+    other work, one thread is several times faster than two."""
+
+    def __init__(self, tree: PublicTree, model: NetworkStrategy, *, dtype: type[np.floating[Any]] = np.float32) -> None:
+        if (
+            canonical_game_id(model.game_id) != canonical_game_id(tree.game_id)
+            or model.rules_fingerprint != tree.rules_fingerprint
+        ):
+            raise InputError(f"the model is for {model.game_id}, not {tree.game_id}")
+        self.tree, self.model, self.dtype = tree, model, dtype
+        self.tensors: HoldemTensors = holdem_tensors(OpenSpielGame(tree.game_string).pyspiel_game)
+        betting = tree.betting
+        self._templates = self.tensors.betting_templates(betting)
+        self._projections: dict[int, _Projection] = {}
+        for _, pair in model.terms:
+            for network in pair:
+                if network is not None and id(network) not in self._projections:
+                    self._projections[id(network)] = self._project(network)
+        self._decisions = [
+            start + np.flatnonzero(betting.kind[start:stop] == DECISION) for start, stop in betting.ranges
+        ]
+        self._children = betting.num_children.astype(np.int64)
+        self._player = betting.player.astype(np.int64)
+        self._width = int(self._children.max())
+        self._reach_cache: dict[int, tuple[int, NDArray[np.float64]]] = {}
+        """Per round, the last segment whose deal nodes' reaches were kept: ``(segment, (slots, T, 2, H))``."""
+        self._representatives: dict[int, IntArray] = {}
+        self._last: tuple[int, FloatArray] | None = None
+        self.rows = 0
+        """Rows (information states: a decision node and a hand the board leaves) written so far."""
+
+    def _project(self, network: Network) -> _Projection:
+        tensors, tree = self.tensors, self.tree
+        (weight, bias), rest = network[0], network[1:]
+        outputs = (rest[-1][0] if rest else weight).shape[0]
+        if weight.shape[1] != tensors.size or outputs < int(tree.betting.num_children.max()):
+            raise InputError(
+                f"a network of {weight.shape[1]} inputs and {outputs} outputs does not read {tree.game_id}'s "
+                f"{tensors.size}-value tensors"
+            )
+        hole = weight[:, tensors.hole_offset : tensors.hole_offset + tensors.num_cards].T
+        return _Projection(
+            node=(self._templates.astype(np.float64) @ weight.T + bias).astype(self.dtype),
+            board=weight[:, tensors.board_offset : tensors.board_offset + tensors.num_cards].T.astype(self.dtype),
+            hand=hole[self.tree.hands].sum(axis=1).astype(self.dtype),
+            rest=tuple((w.T.astype(self.dtype), b.astype(self.dtype)) for w, b in rest),
+        )
+
+    def strategy(self) -> FloatArray:
+        """The whole strategy array (:attr:`PublicTree.size` numbers)."""
+        return self.chunk(0, self.tree.segments.count)
+
+    def chunk(self, first: int, stop: int) -> FloatArray:
+        """The entries of segments ``first`` to ``stop - 1``: ``offset[stop] - offset[first]`` numbers (the end of
+        the array for the last segment), segment ``s``'s at ``offset[s] - offset[first]``."""
+        tree = self.tree
+        segments = tree.segments
+        if not 0 <= first < stop <= segments.count:
+            raise InputError(f"segments {first} to {stop - 1} are not segments of a tree of {segments.count}")
+        end = tree.size if stop == segments.count else int(segments.offset[stop])
+        out = np.empty(end - int(segments.offset[first]))
+        for s in range(first, stop):
+            self._write(s, out, int(segments.offset[first]))
+        return out
+
+    def chunks(self, entries: int) -> Iterator[tuple[int, int]]:
+        """``(first, stop)`` of consecutive segments of one round, each chunk at most ``entries`` strategy numbers
+        (or one segment), covering the tree in order."""
+        segments = self.tree.segments
+        sizes = self.tree.range_size[segments.range_index]
+        for r in range(segments.round_start.shape[0] - 1):
+            first, stop = int(segments.round_start[r]), int(segments.round_start[r + 1])
+            while first < stop:
+                last = first + max(1, int(np.searchsorted(np.cumsum(sizes[first:stop]), entries, side="right")))
+                yield first, min(last, stop)
+                first = min(last, stop)
+
+    def probabilities(self, tree: PublicTree, segment: int, node: int) -> FloatArray:
+        """``(num_actions, H)`` at decision ``node`` of ``segment``: column ``h`` is the model's strategy of the player
+        to act holding hand ``h`` (a one-segment :meth:`chunk`, kept for the segment's other nodes)."""
+        if tree is not self.tree:
+            raise InputError("a materialiser answers for the tree it was made for")
+        if self._last is None or self._last[0] != segment:
+            self._last = (segment, self.chunk(segment, segment + 1))
+        base = int(tree.node_offset[node])
+        n = int(self._children[node])
+        return self._last[1][base : base + n * tree.num_hands].reshape(n, tree.num_hands)
+
+    def _write(self, s: int, out: FloatArray, origin: int) -> None:
+        """Write segment ``s``'s entries into ``out`` (laid out from offset ``origin``): every hand uniform, then the
+        model's strategy at the hands the board leaves."""
+        tree = self.tree
+        nodes, valid, sigma = self._sigmas(s)
+        played = sigma[0] if len(self.model.terms) == 1 else self._mixture(s, sigma, nodes, valid)
+        start = int(tree.segments.offset[s]) - origin
+        for j, node in enumerate(nodes):
+            n = int(self._children[node])
+            base = start + int(tree.node_offset[node])
+            block = out[base : base + n * tree.num_hands].reshape(n, tree.num_hands)
+            block[:] = 1.0 / n
+            block[:, valid] = played[j, :, :n].T
+        self.rows += nodes.size * valid.size
+
+    def _sigmas(self, s: int) -> tuple[IntArray, IntArray, NDArray[np.float64]]:
+        """Segment ``s``'s decision nodes, the hands its board leaves, and each term's :math:`\\sigma^t` there,
+        ``(T, nodes, hands, A)``: one forward pass per network over all the player's nodes and hands."""
+        tree = self.tree
+        segments = tree.segments
+        nodes = self._decisions[segments.range_index[s]]
+        valid = np.flatnonzero((tree.masks & segments.board_mask[s]) == 0)
+        read = self._representative(int(segments.group[s]))[valid]
+        cards = np.array([c for board in segments.boards[s] for c in board], dtype=np.int64)
+        mask = np.arange(self._width) < self._children[nodes][:, None]
+        sigma = np.empty((len(self.model.terms), nodes.size, valid.size, self._width))
+        for t, (_, pair) in enumerate(self.model.terms):
+            for player, network in enumerate(pair):
+                mine = self._player[nodes] == player
+                if network is None:
+                    sigma[t, mine] = (mask[mine] / mask[mine].sum(axis=1, keepdims=True))[:, None, :]
+                    continue
+                projection = self._projections[id(network)]
+                node_part = projection.node[nodes[mine]] + projection.board[cards].sum(axis=0)
+                first = (node_part[:, None, :] + projection.hand[read][None, :, :]).reshape(-1, node_part.shape[1])
+                outputs = _forward(first, projection.rest)[:, : self._width].astype(np.float64)
+                decoded = _DECODE[self.model.rule](outputs, np.repeat(mask[mine], valid.size, axis=0))
+                sigma[t, mine] = decoded.reshape(-1, valid.size, self._width)
+        return nodes, valid, sigma
+
+    def _representative(self, group: int) -> IntArray:
+        """Each hand's smallest image under the suit permutations of stabilizer ``group`` (itself when the group is
+        the identity alone): the hand whose inputs the network reads."""
+        tree = self.tree
+        found = self._representatives.get(group)
+        if found is None:
+            members = tree.group_members[tree.group_start[group] : tree.group_start[group + 1]]
+            found = self._representatives[group] = tree.permutations[members].min(axis=0).astype(np.int64)
+        return found
+
+    def _mixture(self, s: int, sigma: NDArray[np.float64], nodes: IntArray, valid: IntArray) -> NDArray[np.float64]:
+        """SD-CFR's :math:`\\bar\\sigma_p` at segment ``s``'s decision nodes (module docstring), ``(nodes, hands, A)``,
+        given each term's ``sigma`` ``(T, nodes, hands, A)``; keeps the reaches at the segment's deal nodes."""
+        tree, betting = self.tree, self.tree.betting
+        weights = np.array([weight for weight, _ in self.model.terms], dtype=np.float64)
+        terms = weights.size
+        row_of = {int(node): j for j, node in enumerate(nodes)}
+        start, stop = betting.ranges[tree.segments.range_index[s]]
+        reach: dict[int, NDArray[np.float64]] = {int(start): self._entry_reach(s)[..., valid]}  # (T, 2, v)
+        deal_reach = np.zeros((int(np.sum(betting.kind[start:stop] == DEAL)), terms, 2, tree.num_hands))
+        for node in range(int(start) + 1, int(stop)):
+            parent = int(betting.parent[node])
+            below = reach[parent].copy()
+            mover = int(self._player[parent])
+            below[:, mover] *= sigma[:, row_of[parent], :, node - int(betting.first_child[parent])]
+            if betting.kind[node] == DECISION:
+                reach[node] = below
+            elif betting.kind[node] == DEAL:
+                deal_reach[int(tree.node_slot[node])][..., valid] = below
+        if deal_reach.shape[0]:
+            self._reach_cache[int(tree.segments.round_start.searchsorted(s, side="right"))] = (s, deal_reach)
+        own = np.stack([reach[int(node)][:, int(self._player[node])] for node in nodes], axis=1)  # (T, d, v)
+        weighted = weights[:, None, None] * own
+        numerator = np.einsum("tdv,tdva->dva", weighted, sigma)
+        denominator = weighted.sum(axis=0)
+        uniform = (np.arange(self._width) < self._children[nodes][:, None])[:, None, :] / self._children[nodes][
+            :, None, None
+        ]
+        reached = denominator > 0
+        mixture = np.where(reached[..., None], numerator / np.where(reached, denominator, 1.0)[..., None], uniform)
+        return mixture
+
+    def _entry_reach(self, s: int) -> NDArray[np.float64]:
+        """``(T, 2, H)``: each term's reach of each player at segment ``s``'s entry, from its parent segment's deal
+        node (computed again, with its own parents, if it is not the last one kept for its round)."""
+        segments = self.tree.segments
+        slot = int(segments.parent_slot[s])
+        if slot < 0:
+            return np.ones((len(self.model.terms), 2, self.tree.num_hands))
+        parent = int(np.searchsorted(segments.first_slot, slot, side="right") - 1)  # the segment owning the slot
+        round_ = int(segments.round_start.searchsorted(parent, side="right"))
+        kept = self._reach_cache.get(round_)
+        if kept is None or kept[0] != parent:
+            rows = self.rows
+            scratch = np.empty(int(self.tree.range_size[segments.range_index[parent]]))
+            self._write(parent, scratch, int(segments.offset[parent]))
+            self.rows = rows  # not written out
+            kept = self._reach_cache[round_]
+        reach: NDArray[np.float64] = kept[1][slot - int(segments.first_slot[parent])]
+        return reach
+
+
+def _forward(first: NDArray[Any], rest: Sequence[tuple[NDArray[Any], NDArray[Any]]]) -> NDArray[Any]:
+    """The network's outputs from its first layer's pre-activations: ReLU, then :math:`h W^T + b` layer by layer
+    (matrix products), ReLU between."""
+    hidden = first
+    for weight_t, bias in rest:
+        np.maximum(hidden, 0, out=hidden)
+        hidden = hidden @ weight_t
+        hidden += bias
+    return hidden
