@@ -17,11 +17,13 @@ from cfr_agents.public_tree.engine import (
     Engine,
     canonical_placement,
     canonical_random_strategy,
+    chunked,
     own_placement,
     profile,
     uniform_strategy,
 )
 from cfr_agents.public_tree.infosets import Locator
+from cfr_agents.public_tree.kernels import EVALUATE
 from cfr_agents.public_tree.solver import PublicTreeSolver
 from cfr_agents.public_tree.tree import PublicTree, build_public_tree
 from cfr_agents.solvers import ALGORITHMS, make_solver
@@ -256,3 +258,28 @@ def test_flop_holdem_values_over_every_flop_equal_those_over_the_canonical_flops
     got = [many.best_response_value(p, profile(strategy, strategy, mapped, mapped)) for p in range(2)]
     got.append(many.value(0, profile(strategy, strategy, mapped, mapped)))
     assert got == pytest.approx(expected, abs=1e-9)
+
+
+def test_a_strategy_made_chunk_by_chunk_scores_as_the_whole_array() -> None:
+    """Every board of holdem-12, a strategy that is not suit-canonical, handed to the engine a few segments at a
+    time (as a network's on every board of FHP must be): the same values as the whole array."""
+    reference = compiled("holdem-12")
+    tree = public("holdem-12", False)
+    whole = on_public_tree(tree, reference, random_strategy(reference, seed=4))
+    offset = tree.segments.offset
+    asked: list[tuple[int, int]] = []
+
+    def chunk(first: int, stop: int) -> np.ndarray:
+        asked.append((first, stop))
+        end = tree.size if stop == tree.segments.count else int(offset[stop])
+        return whole[int(offset[first]) : end].copy()
+
+    engine, placement = Engine(tree), own_placement(tree)
+    for player in range(2):
+        expected = engine.best_response_value(player, profile(whole, whole, placement, placement))
+        assert engine.best_response_value(player, chunked(tree, chunk)) == pytest.approx(expected, abs=1e-9)
+    expected = engine.value(0, profile(whole, whole, placement, placement))
+    assert engine.root_values(0, EVALUATE, chunked(tree, chunk), chunk=5).sum() * tree.chance == pytest.approx(
+        expected, abs=1e-9
+    )
+    assert max(stop - first for first, stop in asked[-20:]) <= 5 < tree.segments.count

@@ -15,7 +15,9 @@ Strategies are flat arrays laid out as the tree's blocks (:attr:`PublicTree.size
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,6 +27,28 @@ from cfr_agents.public_tree.kernels import BEST_RESPONSE, EVALUATE, Strategies, 
 from cfr_agents.public_tree.tree import PublicTree
 
 FloatArray = NDArray[np.float64]
+
+
+Source: TypeAlias = Callable[[int, int], Strategies]
+"""A profile made on demand: the strategies of segments ``first`` to ``stop - 1`` of one round (other segments'
+entries are not read)."""
+CHUNK_SEGMENTS = 2048
+"""Segments of the last round scored at a time when the strategies come from a :data:`Source`."""
+
+
+def chunked(tree: PublicTree, chunk: Callable[[int, int], FloatArray]) -> Source:
+    """A :data:`Source` both players read from: ``chunk(first, stop)`` gives segments ``first`` to ``stop - 1``'s
+    entries, segment ``s``'s at ``offset[s] - offset[first]``, over the tree's own segments (as
+    :meth:`cfr_agents.public_tree.neural.Materialiser.chunk` does)."""
+    offset = tree.segments.offset
+    identity = np.zeros(tree.segments.count, dtype=np.int64)
+
+    def source(first: int, stop: int) -> Strategies:
+        array = chunk(first, stop)
+        shifted = offset - offset[first]
+        return (array, array, shifted, identity, shifted, identity)
+
+    return source
 
 
 @dataclass(frozen=True)
@@ -101,22 +125,36 @@ class Engine:
         self,
         player: int,
         mode: int,
-        strategies: Strategies,
+        strategies: Strategies | Source,
         update: Update | None = None,
         response: FloatArray | None = None,
+        *,
+        chunk: int = CHUNK_SEGMENTS,
     ) -> FloatArray:
         """:math:`q_i(\\text{root}, h)` for every hand ``h``: sums over deals, not yet times the chance :math:`c`.
-        In ``BEST_RESPONSE`` mode, ``response`` (a strategy array) receives the best response at ``player``'s nodes."""
+        In ``BEST_RESPONSE`` mode, ``response`` (a strategy array) receives the best response at ``player``'s nodes.
+
+        ``strategies`` is a profile over the whole tree, or a :data:`Source` asked for the segments of each round
+        before it runs, the last round ``chunk`` segments at a time: a strategy too large to hold whole (a
+        network's on every board) is then made and scored a chunk at a time."""
         rounds = self.tree.segments.round_start
         last = rounds.shape[0] - 2
         step = update if update is not None else self._no_update
         out = response if response is not None else self._no_response
-        common = (self.arrays, strategies, step, self._deal_reach, self._deal_value, self._entry_value, out)
+        source = strategies if callable(strategies) else (lambda first, stop: strategies)
+        state = (self._deal_reach, self._deal_value, self._entry_value, out)
+
+        def run(first: int, stop: int, backward: bool) -> None:
+            run_round(first, stop, player, mode, backward, self.arrays, source(first, stop), step, *state)
+
         for r in range(last):
-            run_round(int(rounds[r]), int(rounds[r + 1]), player, mode, False, *common)
+            run(int(rounds[r]), int(rounds[r + 1]), False)
         segments = self.tree.segments
         for r in range(last, -1, -1):
-            run_round(int(rounds[r]), int(rounds[r + 1]), player, mode, True, *common)
+            first, stop = int(rounds[r]), int(rounds[r + 1])
+            pieces = range(first, stop, chunk) if r == last and callable(strategies) else (first,)
+            for start in pieces:
+                run(start, stop if len(pieces) == 1 else min(start + chunk, stop), True)
             if r > 0:
                 gather(
                     int(segments.first_slot[rounds[r - 1]]),
@@ -134,11 +172,13 @@ class Engine:
         values: FloatArray = self._entry_value[0].copy()
         return values
 
-    def value(self, player: int, strategies: Strategies) -> float:
+    def value(self, player: int, strategies: Strategies | Source) -> float:
         """Player ``player``'s expected payoff under the profile, in chips."""
         return self.tree.chance * float(self.root_values(player, EVALUATE, strategies).sum())
 
-    def best_response_value(self, player: int, strategies: Strategies, response: FloatArray | None = None) -> float:
+    def best_response_value(
+        self, player: int, strategies: Strategies | Source, response: FloatArray | None = None
+    ) -> float:
         """The expected payoff of ``player``'s best response to the other's strategy, in chips; ``response``, if
         given, receives that best response (:meth:`root_values`)."""
         return self.tree.chance * float(self.root_values(player, BEST_RESPONSE, strategies, None, response).sum())
