@@ -20,8 +20,8 @@ import cfr_agents.public_tree.strategy_file as strategy_file
 from adapters.games import canonical_game_id
 from adapters.inputs import InputError
 from adapters.openspiel import PREFIX
-from cfr_agents.public_tree.engine import Engine, own_placement, profile
-from cfr_agents.public_tree.solver import PublicTreeSolver, normalise_blocks
+from cfr_agents.public_tree.engine import Engine, normalised, own_placement, profile
+from cfr_agents.public_tree.solver import PublicTreeSolver
 from cfr_agents.public_tree.strategy_file import StrategyFileError, load_strategy, save_strategy
 from cfr_agents.public_tree.tree import PublicTree, build_public_tree
 from cfr_agents.solvers import ALGORITHMS
@@ -71,9 +71,9 @@ def test_a_strategy_loads_back_to_float32_precision_with_each_distribution_summi
         loaded = load_strategy(named)
         assert loaded.strategy.dtype == np.float64 and loaded.strategy.shape == (tree().size,)
         assert np.abs(loaded.strategy - original).max() <= 2.0**-24 * 2
-        assert np.abs(normalise_blocks(loaded.tree, loaded.strategy) - loaded.strategy).max() < 1e-15
+        assert np.abs(normalised(loaded.tree, loaded.strategy) - loaded.strategy).max() < 1e-15
         stored = original.astype(np.float32).astype(np.float64)
-        assert np.abs(normalise_blocks(loaded.tree, stored) - loaded.strategy).max() < 1e-15
+        assert np.abs(normalised(loaded.tree, stored) - loaded.strategy).max() < 1e-15
         assert loaded.game_id == canonical_game_id(GAME) and loaded.tree.canonical
         assert (loaded.algorithm, loaded.iterations) == ("cfr+", 5)
         assert loaded.parameters == json.loads(json.dumps(solver().parameters()))
@@ -297,4 +297,4 @@ def test_a_save_interrupted_before_its_sidecar_leaves_a_pair_that_is_refused(
 
 def uniform_rows() -> np.ndarray:
     """Every distribution uniform: the normalised all-ones array."""
-    return normalise_blocks(tree(), np.ones(tree().size))
+    return normalised(tree(), np.ones(tree().size))

@@ -23,7 +23,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from adapters.holdem import canonical_board, card_permutation, suit_permutations
-from cfr_agents.public_tree.kernels import BEST_RESPONSE, EVALUATE, Strategies, Tree, Update, gather, run_round
+from cfr_agents.public_tree.kernels import (
+    BEST_RESPONSE,
+    EVALUATE,
+    Strategies,
+    Tree,
+    Update,
+    gather,
+    normalise,
+    run_round,
+)
 from cfr_agents.public_tree.tree import PublicTree
 
 FloatArray = NDArray[np.float64]
@@ -196,6 +205,14 @@ def profile(
         placement_1.offset,
         placement_1.permutation,
     )
+
+
+def normalised(tree: PublicTree, weights: FloatArray, arrays: Tree | None = None) -> FloatArray:
+    """Each (node, hand)'s ``weights`` over its actions divided by their sum; uniform where the sum is 0
+    (:func:`~cfr_agents.public_tree.kernels.normalise`; ``arrays``: the tree's, if at hand)."""
+    out = np.empty_like(weights)
+    normalise(weights, out, tree_arrays(tree) if arrays is None else arrays)
+    return out
 
 
 def uniform_strategy(tree: PublicTree) -> FloatArray:

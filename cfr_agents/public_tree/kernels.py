@@ -329,3 +329,26 @@ def gather(
             permutation = permutations[m]
             for h in range(num_hands):  # V(P_g h) += U(h) / |G|
                 deal_value[slot, permutation[h]] += total[h] * scale
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def normalise(weights: np.ndarray, out: np.ndarray, tree: Tree) -> None:
+    """``out``: each (node, hand)'s ``weights`` over the node's actions divided by their sum, uniform where the
+    sum is 0 (an average strategy from its cumulative weights :math:`C^T`)."""
+    kind, num_children, ranges, node_offset, hands, segment_range, offset = (
+        tree[0], tree[3], tree[5], tree[6], tree[8], tree[10], tree[15]
+    )  # fmt: skip
+    num_hands = hands.shape[0]
+    for s in prange(segment_range.shape[0]):
+        for node in range(ranges[segment_range[s], 0], ranges[segment_range[s], 1]):
+            if kind[node] != 0:
+                continue
+            n = num_children[node]
+            base = offset[s] + node_offset[node]
+            for h in range(num_hands):
+                total = 0.0
+                for a in range(n):
+                    total += weights[base + a * num_hands + h]
+                for a in range(n):
+                    index = base + a * num_hands + h
+                    out[index] = weights[index] / total if total > 0.0 else 1.0 / n

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from adapters.inputs import InputError
-from cfr_agents.public_tree.engine import Engine, FloatArray, own_placement, profile, uniform_strategy
+from cfr_agents.public_tree.engine import Engine, FloatArray, normalised, own_placement, profile, uniform_strategy
 from cfr_agents.public_tree.kernels import UPDATE
 from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.solvers.full_tree_kernel import average_weight
@@ -77,7 +77,7 @@ class PublicTreeSolver:
 
     def average_strategy(self) -> FloatArray:
         """Normalised :math:`C^T` per node and hand; uniform where nothing was accumulated."""
-        return normalise_blocks(self.tree, self._cumulative)
+        return normalised(self.tree, self._cumulative, self._engine.arrays)
 
     def current_strategy(self) -> FloatArray:
         return self._sigma.copy()
@@ -113,22 +113,3 @@ class PublicTreeSolver:
         self._sigma, self._scalars = state["sigma"], state["scalars"]
         placement = own_placement(self.tree)
         self._profile = profile(self._sigma, self._sigma, placement, placement)
-
-
-def normalise_blocks(tree: PublicTree, weights: FloatArray) -> FloatArray:
-    """Each (node, hand)'s weights over its actions divided by their sum; uniform where the sum is 0."""
-    out = np.empty_like(weights)
-    betting, segments, hands = tree.betting, tree.segments, tree.num_hands
-    for index, (start, stop) in enumerate(betting.ranges):
-        members = segments.offset[segments.range_index == index]
-        for node in range(start, stop):
-            if tree.node_offset[node] < 0 or members.size == 0:
-                continue
-            n = int(betting.num_children[node])
-            for chunk in np.array_split(members, max(1, members.size // 2048)):
-                rows = chunk[:, None] + tree.node_offset[node] + np.arange(n * hands)[None, :]
-                block = weights[rows].reshape(chunk.size, n, hands)
-                total = block.sum(axis=1, keepdims=True)
-                uniform = np.full_like(block, 1.0 / n)
-                out[rows] = np.divide(block, total, out=uniform, where=total > 0).reshape(chunk.size, n * hands)
-    return out
