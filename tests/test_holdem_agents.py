@@ -276,3 +276,10 @@ def test_bad_inputs_are_refused_in_one_line(tmp_path: Path) -> None:
         "hand logs",
     )
     one_line_refusal(["exploit", "random", "--game", "fhp", "--p", "0.5", "--out", "x.npz"], "--p 1")
+
+
+def test_the_opponents_of_flop_holdem_are_those_that_answer_for_every_hand() -> None:
+    listed = run_cli(["opponents", "--game", "fhp", "--json"])
+    assert listed.status == 0
+    assert [entry["name"] for entry in json.loads(listed.out)["opponents"]] == ["random"]
+    assert "public-tree strategy file" in run_cli(["opponents", "--game", "fhp"]).out

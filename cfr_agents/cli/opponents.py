@@ -26,9 +26,14 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from adapters.games import canonical_game_id
+    from eval.holdem import on_public_tree
     from eval.opponents import available
 
     families = available(args.game)
+    public = on_public_tree(canonical_game_id(args.game))
+    if public:  # there an agent answers for every hand at once: random, or a strategy file
+        families = [family for family in families if family.name == "random"]
     if args.table is None:
         if args.json:
             print(json.dumps({"game": args.game, "opponents": [_entry(f) for f in families]}))
@@ -36,7 +41,12 @@ def run(args: argparse.Namespace) -> int:
             for family in families:
                 name = f"{family.name}[:N]" if family.takes_iterations else family.name
                 print(f"{name:24} {family.summary}{'  [needs torch]' if family.needs_torch else ''}")
-            print(f"{'FILE.json':24} a policy file, or a model file written by train-opponent")
+            files = (
+                ("FILE.npz", "a public-tree strategy file written by train (with its FILE.json)")
+                if public
+                else ("FILE.json", "a policy file, or a model file written by train-opponent")
+            )
+            print(f"{files[0]:24} {files[1]}")
         return 0
     from eval.opponents.table import opponent_table
 
