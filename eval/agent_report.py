@@ -17,7 +17,7 @@ from typing import Any
 
 from open_spiel.python.algorithms import exploitability as openspiel_exploitability
 
-from adapters.inputs import InputError
+from adapters.inputs import ParameterError
 from cfr_agents.tree import CompiledTree, load_tree
 from eval import holdem
 from eval.agents import PublicStrategyAgent
@@ -110,11 +110,12 @@ def exploitability_report(name: str, game_id: str | None, *, cross_check: bool =
 
 
 def _check_cross_check(game_id: str) -> None:
-    """Refuse ``--cross-check`` on a game that runs on its public tree: OpenSpiel's NashConv walks every history."""
+    """Refuse ``cross_check`` on a game that runs on its public tree: OpenSpiel's NashConv walks every history."""
     if holdem.on_public_tree(game_id):
-        raise InputError(
-            f"--cross-check: OpenSpiel cannot score {game_id}, which runs on its public tree (its NashConv walks "
-            "every history); leave out --cross-check"
+        raise ParameterError(
+            "{cross_check}: OpenSpiel cannot score {game}, which runs on its public tree (its NashConv walks "
+            "every history); leave out {cross_check}",
+            game=game_id,
         )
 
 

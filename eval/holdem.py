@@ -381,7 +381,7 @@ def check_name(name: str, game_id: str) -> None:
     if on_public_tree(game_id) and not is_file_name(name) and name != "random":
         raise InputError(
             f"agent {name!r} cannot be queried for every hand at once on {game_id}, which runs on its public "
-            "tree: give a public-tree strategy file (train --game ...) or random"
+            "tree: give a public-tree strategy file (written by train) or random"
         )
 
 
