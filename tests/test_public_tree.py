@@ -180,59 +180,46 @@ def test_suit_canonical_boards_give_the_values_of_all_boards(name: str) -> None:
     )
 
 
-def test_cfr_plus_iterates_equal_the_compiled_trees() -> None:
-    """Thirty iterations in lockstep. Rules without regret matching+ meet exact ties (an infoset whose regrets
-    are all zero), where one rounding of the other solver's sums decides the next strategy: they are checked one
-    update at a time below."""
-    name = "holdem-8"
+DISCOUNTED = ("lcfr", "dcfr", "dcfr+", "pdcfr+")
+"""Rules that discount their regrets: like Linear and Discounted CFR on Leduc (``test_openspiel_parity``), they
+amplify rounding-level differences between two correct solvers that sum in different orders, by about 10x every
+three iterations on holdem-8 (1e-13 after one iteration, 1e-10 after 15, 1e-8 after 25), so they are compared
+over fewer iterations there."""
+
+
+def assert_iterates_equal(name: str, canonical: bool, algorithm: str, iterations: int) -> None:
+    """The public-tree solver and the compiled tree's, in lockstep: every iterate's current and average strategy
+    equal to 1e-9 on every infoset."""
     reference = compiled(name)
-    tree = public(name, True)
+    tree = public(name, canonical)
     locator = Locator(tree)
     where = [locator.locate(key).indices(tree) for key in reference.infoset_keys]
-    theirs = make_solver(reference, "cfr+")
-    ours = PublicTreeSolver(tree, ALGORITHMS["cfr+"], "cfr+")
-    for _ in range(30):
+    theirs = make_solver(reference, algorithm)
+    ours = PublicTreeSolver(tree, ALGORITHMS[algorithm], algorithm)
+    for iteration in range(1, iterations + 1):
         theirs.run(1)
         ours.run(1)
-    for expected, got in (
-        (theirs.current_strategy(), ours.current_strategy()),
-        (theirs.average_strategy(), ours.average_strategy()),
-    ):
-        worst = max(np.abs(expected[row, : w.shape[0]] - got[w]).max() for row, w in enumerate(where))
-        assert worst < 1e-9
+        for expected, got in (
+            (theirs.current_strategy(), ours.current_strategy()),
+            (theirs.average_strategy(), ours.average_strategy()),
+        ):
+            worst = max(np.abs(expected[row, : w.shape[0]] - got[w]).max() for row, w in enumerate(where))
+            assert worst < 1e-9, (algorithm, iteration, worst)
 
 
-@pytest.mark.parametrize("algorithm", ["cfr", "lcfr", "dcfr", "pcfr+", "dcfr+", "pdcfr+"])
-def test_one_update_equals_the_compiled_trees(algorithm: str) -> None:
-    """From the compiled solver's state after a few iterations, one more update of player 0 gives the same
-    regrets and cumulative strategy, and the same strategy wherever the regrets are not all within rounding of 0."""
-    name = "holdem-6"
-    reference = compiled(name)
-    tree = public(name, False)
-    locator = Locator(tree)
-    where = [locator.locate(key).indices(tree) for key in reference.infoset_keys]
-    rows = [row for row in range(len(where)) if reference.infoset_player[row] == 0]
-    scale = 1.0 / tree.chance  # public values are sums over deals, the compiled tree's expectations
-    theirs = make_solver(reference, algorithm)
-    theirs.run(4)
-    state = theirs.state()
-    ours = PublicTreeSolver(tree, ALGORITHMS[algorithm], algorithm)
-    mine = {name_: array.copy() for name_, array in ours.state().items()}
-    for name_, factor in (("regret", scale), ("cumulative", 1.0), ("sigma", 1.0)):
-        for row in range(len(where)):
-            mine[name_][where[row]] = state[name_][row, : where[row].shape[0]] * factor
-    mine["scalars"][:] = state["scalars"]
-    ours.restore(mine)
-    theirs.run(1)
-    ours.run(1)
-    after, got = theirs.state(), ours.state()
-    for row in rows:
-        w = where[row]
-        expected_regret = after["regret"][row, : w.shape[0]] * scale
-        assert got["regret"][w] == pytest.approx(expected_regret, abs=1e-9 * scale * 100)
-        assert got["cumulative"][w] == pytest.approx(after["cumulative"][row, : w.shape[0]], abs=1e-9)
-        if np.abs(expected_regret).max() > 1e-9 * scale:
-            assert got["sigma"][w] == pytest.approx(after["sigma"][row, : w.shape[0]], abs=1e-9)
+@pytest.mark.parametrize("canonical", [False, True])
+@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+def test_cfr_iterates_equal_the_compiled_trees(algorithm: str, canonical: bool) -> None:
+    """Twenty iterations of every rule on the tiny config. Exact ties (a raise the opponent always folds to and a
+    check that wins the showdown, or an opponent left with no hand that avoids ours) come out of the two solvers'
+    sums an ulp apart; both take them as ties (:data:`~cfr_agents.solvers.update_rule.TIE`), or regret matching
+    would play uniform in one and pure in the other from the second iteration on."""
+    assert_iterates_equal("holdem-6", canonical, algorithm, 20)
+
+
+@pytest.mark.parametrize("algorithm", ["cfr+", "dcfr"])
+def test_cfr_iterates_equal_the_compiled_trees_on_a_larger_deck(algorithm: str) -> None:
+    assert_iterates_equal("holdem-8", True, algorithm, 15 if algorithm in DISCOUNTED else 30)
 
 
 def test_the_game_counted_openspiels_way_has_the_compiled_trees_nodes() -> None:
@@ -287,9 +274,9 @@ def test_a_strategy_made_chunk_by_chunk_scores_as_the_whole_array() -> None:
 
 
 @pytest.mark.slow
-def test_on_the_medium_config_values_and_cfr_plus_iterates_equal_the_compiled_trees() -> None:
+def test_on_the_medium_config_values_and_cfr_iterates_equal_the_compiled_trees() -> None:
     """holdem-12 (1.4e7 nodes; its compiled tree takes about 30 s and 3.6 GB): best-response values and the
-    profile's value of a random strategy, over every board, and 20 CFR+ iterates, on suit-canonical boards."""
+    profile's value of a random strategy, over every board, and the iterates of every rule, on suit-canonical boards."""
     reference = compiled("holdem-12")
     every = public("holdem-12", False)
     strategy = random_strategy(reference, seed=8)
@@ -302,11 +289,5 @@ def test_on_the_medium_config_values_and_cfr_plus_iterates_equal_the_compiled_tr
         expected.best_response_values, abs=1e-9
     )
     assert engine.value(0, both) == pytest.approx(expected.policy_values[0], abs=1e-9)
-    tree = public("holdem-12", True)
-    locator = Locator(tree)
-    where = [locator.locate(key).indices(tree) for key in reference.infoset_keys]
-    theirs, ours = make_solver(reference, "cfr+"), PublicTreeSolver(tree, ALGORITHMS["cfr+"], "cfr+")
-    theirs.run(20)
-    ours.run(20)
-    got, want = ours.average_strategy(), theirs.average_strategy()
-    assert max(np.abs(want[row, : w.shape[0]] - got[w]).max() for row, w in enumerate(where)) < 1e-9
+    for algorithm in sorted(ALGORITHMS):
+        assert_iterates_equal("holdem-12", True, algorithm, 10 if algorithm in DISCOUNTED else 20)

@@ -83,3 +83,33 @@ def test_the_public_tree_engine_refuses_a_game_that_is_not_limit_holdem(tmp_path
     )  # fmt: skip
     assert run.status == 2
     assert "two-player limit universal_poker" in run.err and len(run.err.strip().splitlines()) == 1
+
+
+def test_train_prints_the_memory_a_public_tree_run_needs_and_refuses_one_the_machine_cannot_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = ["train", "--game", GAME, "--engine", "public-tree", "--algo", "dcfr", "--iterations", "2"]
+    run = run_cli([*argv, "--out", str(tmp_path / "six.npz")])
+    assert run.status == 0 and "memory: about " in run.err and " at the peak, of " in run.err
+    monkeypatch.setattr("cfr_agents.cli.train._physical_bytes", lambda: 1000)
+    run = run_cli([*argv, "--out", str(tmp_path / "small.npz")])
+    assert run.status == 2 and len(run.err.strip().splitlines()) == 1
+    assert "of memory at the peak; this machine has 0.0 MB" in run.err
+    assert not (tmp_path / "small.npz").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "message"),
+    [
+        ("six.npz", [], "the compiled tree's solvers write a JSON policy; .npz names the public tree's"),
+        ("six.txt", ["--engine", "public-tree"], "a public-tree strategy is a .npz archive and its .json sidecar"),
+    ],
+)
+def test_an_out_file_of_the_other_engines_format_is_refused_before_training(
+    tmp_path: Path, name: str, options: list[str], message: str
+) -> None:
+    run = run_cli(
+        ["train", "--game", GAME, "--algo", "dcfr", "--iterations", "2", "--out", str(tmp_path / name), *options]
+    )
+    assert run.status == 2 and message in run.err and len(run.err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []

@@ -80,6 +80,19 @@ def test_a_strategy_loads_back_to_float32_precision_with_each_distribution_summi
         assert loaded.header["extra"] == {"seconds": 1.5}
 
 
+def test_an_array_written_and_read_in_many_chunks_is_numpys_array(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The archive is written and read a chunk at a time (no float32 copy of a whole FHP strategy): with chunks of
+    1,000 entries, NumPy reads back the float32 array, and the loader renormalises it as it does any file."""
+    monkeypatch.setattr(strategy_file, "_CHUNK", 1000)
+    path = save(tmp_path / "chunked.npz")
+    with np.load(path, allow_pickle=False) as archive:
+        assert np.array_equal(archive["probabilities"], average().astype(np.float32))
+    loaded = load_strategy(path)
+    assert np.array_equal(loaded.strategy, normalised(loaded.tree, average().astype(np.float32).astype(np.float64)))
+
+
 def test_a_path_that_is_neither_file_of_the_pair_is_refused(tmp_path: Path) -> None:
     for call in (lambda: load_strategy(tmp_path / "h.txt"), lambda: save(tmp_path / "h")):
         with pytest.raises(StrategyFileError, match=r"\.npz archive and its \.json sidecar: .* names neither"):
@@ -258,13 +271,13 @@ def test_a_state_of_another_game_or_where_no_player_acts_is_refused(saved: Path)
 def test_an_interrupted_save_leaves_the_previous_files_whole(saved: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl-C after the new archive is written but before it is renamed into place: the old pair stays."""
     before = {path.name: path.read_bytes() for path in saved.parent.iterdir()}
-    real = np.savez
+    real = strategy_file._write_probabilities
 
-    def interrupted(file: Any, *arrays: Any, **named: Any) -> None:
-        real(file, *arrays, **named)
+    def interrupted(handle: Any, strategy: Any) -> None:
+        real(handle, strategy)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(np, "savez", interrupted)
+    monkeypatch.setattr(strategy_file, "_write_probabilities", interrupted)
     with pytest.raises(KeyboardInterrupt):
         save(saved, uniform_rows())
     assert {path.name: path.read_bytes() for path in saved.parent.iterdir()} == before

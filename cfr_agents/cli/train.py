@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -33,8 +34,8 @@ from cfr_agents.cli.common import (
 from cfr_agents.cli.paths import add_input, add_output
 from cfr_agents.files import check_outputs, write_atomic
 from cfr_agents.public_tree import COMPILED_TREE_CARDS, public_by_default, public_tree
-from cfr_agents.public_tree.solver import PublicTreeSolver
-from cfr_agents.public_tree.strategy_file import save_strategy
+from cfr_agents.public_tree.solver import PublicTreeSolver, peak_bytes
+from cfr_agents.public_tree.strategy_file import save_strategy, strategy_paths
 from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES, TUNABLE, SampledSolver, make_solver
 from cfr_agents.solvers.full_tree import FullTreeSolver
@@ -158,10 +159,20 @@ def run(args: argparse.Namespace) -> int:
         train_neural.settings(args)  # refused now, before the game is built
     check_outputs(*(outputs(args.out) if neural else (args.out,)), args.curve, checkpoint_path)
     solver, seed = _resumed(args, saved) if saved is not None else _new_solver(args, algorithm)
+    if isinstance(solver, PublicTreeSolver):
+        check_outputs(*strategy_paths(args.out))  # refused now, not after the run
+    elif not neural and args.out.endswith(".npz"):
+        raise InputError(
+            f"--out {args.out}: the compiled tree's solvers write a JSON policy; .npz names the public tree's "
+            "strategy files (--engine public-tree)"
+        )
     tree = solver.tree
     compile_seconds = solver.compile()  # Numba compiles or loads its cache here, outside the timed run
     if not args.json and not args.quiet:
         print(tree.summary(), file=sys.stderr)
+        if isinstance(tree, PublicTree):
+            needs, here = _gb(peak_bytes(tree)), _gb(_physical_bytes())
+            print(f"memory: about {needs} at the peak, of {here} here", file=sys.stderr)
     stop = StopRule(args.iterations, args.target_nash_conv, args.time_limit)
     save = (lambda: save_checkpoint(checkpoint_path, solver, seed, preset)) if checkpoint_path else None
     show = not args.quiet and not args.json
@@ -266,7 +277,13 @@ def _new_solver(args: argparse.Namespace, algorithm: str) -> tuple[Trainable, in
     if rule.scheduled and args.iterations is not None:
         rule = replace(rule, horizon=args.iterations)  # a schedule spans the run: T = --iterations
     if _public_engine(args, solved):
-        return PublicTreeSolver(public_tree(solved.game_id), rule, algorithm), seed
+        public = public_tree(solved.game_id)
+        if peak_bytes(public) > _physical_bytes():
+            raise InputError(
+                f"{args.game} needs about {_gb(peak_bytes(public))} of memory at the peak; this machine has "
+                f"{_gb(_physical_bytes())}"
+            )
+        return PublicTreeSolver(public, rule, algorithm), seed
     sampling = args.sampling or "none"
     if sampling != "none":
         check_sampling(sampling, rule, args.averaging, args.epsilon, args.chance_draws)
@@ -324,6 +341,16 @@ _NOT_PUBLIC = (
     "{option} does not apply to full-game CFR on the public tree (it uses suit isomorphism itself); give --engine "
     "tree for the compiled tree"
 )
+
+
+def _physical_bytes() -> int:
+    """The machine's memory, in bytes."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _gb(size: int) -> str:
+    """``size`` bytes in GB, or in MB below one GB."""
+    return f"{size / 1e9:.1f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"
 
 
 def _mbb(value: float, tree: CompiledTree | PublicTree) -> str:

@@ -6,7 +6,8 @@ One pass serves one player :math:`i` (the *evaluated* player) and one of three m
 * ``BEST_RESPONSE``: :math:`v(I) = \max_a q(I,a)`, the value of :math:`i`'s best response to
   :math:`\sigma_{-i}` (Johanson et al. 2011: the max is taken per hand, over vectors);
 * ``UPDATE``: CFR's update of :math:`i` at iteration :math:`t`
-  (:mod:`~cfr_agents.solvers.full_tree`'s arithmetic, per hand): :math:`r = q(I,a) - v(I)`,
+  (:mod:`~cfr_agents.solvers.full_tree`'s arithmetic, per hand): :math:`r = q(I,a) - v(I)` (0 within
+  :data:`~cfr_agents.solvers.update_rule.TIE` of a tie),
   :math:`R^t = d_t(R^{t-1} + r)` (or :math:`d_{t-1}(R^{t-1}) + r`, ``discount_first``),
   :math:`C^t = C^{t-1} + w_t\,\pi_i(I)\,\sigma^t(I,\cdot)`, :math:`\sigma^{t+1} \propto [R^t + m]^+`.
 
@@ -34,6 +35,8 @@ from typing import Final, TypeAlias
 
 import numpy as np
 from numba import njit, prange
+
+from cfr_agents.solvers.update_rule import TIE
 
 EVALUATE: Final = 0
 BEST_RESPONSE: Final = 1
@@ -212,10 +215,12 @@ def _own_node(
     for h in range(num_hands):
         own = weight * reach[local, player, h]
         total = 0.0
+        tie = TIE * abs(out[h])
         for a in range(n):
             index = base + a * num_hands + h
             cumulative[index] += own * sigma[index]  # C^t += w_t pi_i(I) sigma^t(I, a)
-            instant = value[first + a, h] - out[h]  # r(I, a) = q - v
+            instant = value[first + a, h] - out[h]  # r(I, a) = q - v, 0 within rounding of a tie
+            instant = instant if abs(instant) > tie else 0.0
             r = regret[index]
             if discount_first:  # R^t = d_{t-1}(R^{t-1}) + r^t; match on d_t(R^t)
                 r = r * (previous_positive if r >= 0.0 else previous_negative) + instant
@@ -251,6 +256,7 @@ def _fold(
             compatible = total - opponent[h]
         else:
             compatible = total - card_sum[hands[h, 0]] - card_sum[hands[h, 1]] + opponent[h]
+        compatible = compatible if compatible > TIE * total else 0.0  # an exact 0, up to the sums' rounding
         out[h] = payoff * compatible * valid[h]
 
 
@@ -287,6 +293,7 @@ def _showdown(
                     beaten = passed - card_sum[hands[h, 0]]
                 else:
                     beaten = passed - card_sum[hands[h, 0]] - card_sum[hands[h, 1]]
+                beaten = beaten if beaten > TIE * passed else 0.0  # an exact 0, up to the sums' rounding
                 out[h] += sign * stake * beaten * valid[h]
             for m in range(i, j):
                 h = order[m if direction == 0 else num_hands - 1 - m]

@@ -15,7 +15,8 @@ updating player's infosets, with no Python between iterations. For the updating 
    :math:`x_i` is still :math:`\sigma^t`'s, with :math:`\ln w_t` from
    :func:`~cfr_agents.solvers.update_rule.log_average_weight` (:math:`\gamma \ln t`, or the
    hyperparameter schedule's :math:`L_t`);
-3. top-down: :math:`r = q(Ia) - v(I)`; :math:`R^t = d_t(R^{t-1} + r)`, or with ``discount_first``
+3. top-down: :math:`r = q(Ia) - v(I)`, 0 where it is within rounding of a tie
+   (:data:`~cfr_agents.solvers.update_rule.TIE`); :math:`R^t = d_t(R^{t-1} + r)`, or with ``discount_first``
    :math:`R^t = d_{t-1}(R^{t-1}) + r`; :math:`\sigma^{t+1} \propto [R^t + m]^+`, or
    :math:`[d_t(R^t) + m]^+`; and at once
    :math:`x_i(Ia) = x_i(\mathrm{parent}(I))\,\sigma^{t+1}(I,a)`, the parent being updated already.
@@ -34,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from cfr_agents.solvers.payoff_blocks import add_products
-from cfr_agents.solvers.update_rule import RESCALE_LOG, compiled_discount, compiled_log_average_weight
+from cfr_agents.solvers.update_rule import RESCALE_LOG, TIE, compiled_discount, compiled_log_average_weight
 
 Rule: TypeAlias = tuple[float, float, float, float, float, bool, bool]
 """``(alpha, beta, gamma, gamma_change, horizon, predictive, discount_first)``: the update rule's parameters
@@ -118,8 +119,10 @@ def _update_player(player: int, t: float, rule: Rule, layout: Layout, arrays: Ar
     for i in range(last - first):  # top-down, so x(parent(I)) is already sigma^{t+1}'s
         n = own_actions[i]
         total = 0.0
+        tie = TIE * abs(own_value[i])
         for a in range(n):
-            instant = own_q[i, a] - own_value[i]  # r(I,a) = q - v
+            instant = own_q[i, a] - own_value[i]  # r(I,a) = q - v, 0 within rounding of a tie
+            instant = instant if abs(instant) > tie else 0.0
             r = own_regret[i, a]
             if discount_first:  # R^t = d_{t-1}(R^{t-1}) + r^t; match on d_t(R^t)
                 r = r * (previous_positive if r >= 0.0 else previous_negative) + instant

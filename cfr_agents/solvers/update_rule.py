@@ -35,6 +35,13 @@ from adapters.inputs import InputError, Interval, ParameterError
 
 RESCALE_LOG = 600.0
 """Largest exponent used directly; ``exp(600)`` is about ``1e260``, well inside float64."""
+TIE = 1e-12
+r"""Rounding's width for the full-tree and public-tree kernels' ties. An instantaneous regret
+:math:`|q(I,a) - v(I)| \le` ``TIE`` :math:`|v(I)|` is taken as 0: actions worth the same in exact arithmetic
+(a raise the opponent always folds to and a check that wins the showdown) come out an ulp apart from sums taken
+in different orders, and regret matching would turn that ulp into a pure strategy. A sum of non-negative reaches
+below ``TIE`` times the reaches summed is an exact 0 in the same way. Genuine differences are far larger than
+float64's rounding of a sum of a few thousand terms."""
 DEFAULT_HORIZON = 1000
 """The schedule's :math:`T` unless a rule says otherwise: the 1,000 iterations the paper's experiments run."""
 ALPHA = Interval(0.0, 50.0, infinities=(math.inf,))
