@@ -276,6 +276,7 @@ def test_bad_inputs_are_refused_in_one_line(tmp_path: Path) -> None:
         "hand logs",
     )
     one_line_refusal(["exploit", "random", "--game", "fhp", "--p", "0.5", "--out", "x.npz"], "--p 1")
+    one_line_refusal(["exploitability", "random", "--game", "hulh"], "more than the 10,000,000 one machine holds")
 
 
 def test_the_opponents_of_flop_holdem_are_those_that_answer_for_every_hand() -> None:

@@ -44,6 +44,7 @@ NOT_PATHS = {
     ("sweep", "seeds"),
     ("sweep", "grid"),
     ("sweep", "ray"),
+    ("lbr", "game"),
 }
 """Arguments that take free text but name no file: ``(command, dest)``."""
 

@@ -23,6 +23,7 @@ from cfr_agents.cli import (
     best_response,
     exploitability,
     exploitation,
+    lbr,
     match,
     opponents,
     plot,
@@ -48,6 +49,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     match,
     tournament,
     exploitation,
+    lbr,
     plot,
     sweep,
 )

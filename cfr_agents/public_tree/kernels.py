@@ -146,10 +146,10 @@ def _segment(
         if kind[node] == 1:  # fold
             folder = acting[node]
             payoff = (-spent[node, folder] if folder == player else spent[node, folder]) * boards_after[node]
-            _fold(reach[local, opponent], hands, card_sum, payoff, valid, out)
+            fold(reach[local, opponent], hands, card_sum, payoff, valid, out)
         elif kind[node] == 2:  # showdown
             b = board_id[s]
-            _showdown(reach[local, opponent], hands, order[b], ranks[b], card_sum, spent[node, 0], valid, out)
+            showdown(reach[local, opponent], hands, order[b], ranks[b], card_sum, spent[node, 0], valid, out)
         elif kind[node] == 3:
             slot = first_slot[s] + node_slot[node]
             for h in range(num_hands):
@@ -240,7 +240,7 @@ def _own_node(
 
 
 @njit(cache=True, error_model="numpy")
-def _fold(
+def fold(
     opponent: np.ndarray, hands: np.ndarray, card_sum: np.ndarray, payoff: float, valid: np.ndarray, out: np.ndarray
 ) -> None:
     """:math:`q(h) = u_i (T - C_{c_1} - C_{c_2} + \\pi_{-i}(h))` (one hole card: :math:`T - \\pi_{-i}(h)`)."""
@@ -261,7 +261,7 @@ def _fold(
 
 
 @njit(cache=True, error_model="numpy")
-def _showdown(
+def showdown(
     opponent: np.ndarray,
     hands: np.ndarray,
     order: np.ndarray,

@@ -199,6 +199,25 @@ class PublicTree:
         )
 
 
+MAX_SEGMENTS = 10_000_000
+"""The most segments a public tree is built with (Flop Hold'em over every flop has 154,701); heads-up limit
+hold'em's would have billions."""
+
+
+def segments_at_least(betting: BettingTree, rules: LimitRules) -> float:
+    """A lower bound on the public tree's segments, before it is built: each round's betting ranges times the
+    boards dealt up to it, divided by the suit permutations (no orbit of boards is larger)."""
+    permutations = math.factorial(rules.num_suits)
+    left, boards, total = rules.deck_size - 2 * rules.num_hole_cards, 1.0, 0.0
+    entries = betting.ranges[:, 0]
+    rounds = betting.round[entries]
+    for r in range(rules.num_rounds):
+        boards *= math.comb(left, rules.board_cards[r])
+        left -= rules.board_cards[r]
+        total += int(np.count_nonzero(rounds == r)) * max(boards / permutations, 1.0)
+    return total
+
+
 def build_public_tree(game_string: str, *, canonical: bool = True) -> PublicTree:
     """The public tree of a two-player limit ``universal_poker`` game (``game_string`` without ``openspiel:``)."""
     started = time.perf_counter()
@@ -207,6 +226,12 @@ def build_public_tree(game_string: str, *, canonical: bool = True) -> PublicTree
     if rules is None:
         raise UnsupportedGameError(f"{game_string!r} is not a two-player limit universal_poker game")
     betting = betting_tree(game)
+    at_least = segments_at_least(betting, rules)
+    if at_least > MAX_SEGMENTS:
+        raise UnsupportedGameError(
+            f"the public tree of {game_string!r} would have at least {at_least:.2g} segments (betting lines x "
+            f"boards), more than the {MAX_SEGMENTS:,} one machine holds"
+        )
     hands = private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards)
     masks = hand_masks(hands)
     node_offset, range_size, node_slot = _block_layout(betting, hands.shape[0])
