@@ -12,7 +12,9 @@ Importing :mod:`adapters` registers these names with ``pyspiel.register_game``
 (:data:`REGISTERED_GAMES`); nothing is built until ``pyspiel.load_game`` is called:
 
 * ``python_rlcard_leduc_holdem`` -- ``rlcard:leduc-holdem`` (payoffs in big blinds);
-* ``python_rlcard_kuhn_poker`` -- ``rlcard:kuhn-poker`` (payoffs in chips).
+* ``python_rlcard_kuhn_poker`` -- ``rlcard:kuhn-poker`` (payoffs in chips);
+* ``python_rlcard_limit_holdem`` -- ``rlcard:limit-holdem`` (payoffs in big blinds; too large to walk, so its
+  facts come from its rules, :meth:`adapters.rlcard.RLCardGame.bridge_facts`).
 
 >>> import adapters, pyspiel
 >>> game = pyspiel.load_game("python_rlcard_kuhn_poker")
@@ -46,6 +48,7 @@ REGISTERED_GAMES: Final[Mapping[str, str]] = MappingProxyType(
     {
         "python_rlcard_leduc_holdem": "rlcard:leduc-holdem",
         "python_rlcard_kuhn_poker": "rlcard:kuhn-poker",
+        "python_rlcard_limit_holdem": "rlcard:limit-holdem",
     }
 )
 """``pyspiel.load_game`` name -> adapter game id, registered at ``import adapters``."""
@@ -100,10 +103,13 @@ _MEASURED: dict[tuple[str, str], GameFacts] = {}
 
 
 def _facts(game: Game) -> GameFacts:
-    """:func:`measure`, once per game id and rules in a process (``pyspiel.load_game`` builds anew)."""
+    """:func:`measure`, once per game id and rules in a process (``pyspiel.load_game`` builds anew); a game too
+    large to walk states its own (``bridge_facts()``)."""
     key = (game.game_id, game.rules_fingerprint)
     if key not in _MEASURED:
-        _MEASURED[key] = measure(game)
+        stated = getattr(game, "bridge_facts", None)
+        known = stated() if callable(stated) else None
+        _MEASURED[key] = known if isinstance(known, GameFacts) else measure(game)
     return _MEASURED[key]
 
 
@@ -327,8 +333,18 @@ class RLCardKuhnPoker(RegisteredGame):
     adapter_game_id = REGISTERED_GAMES["python_rlcard_kuhn_poker"]
 
 
+class RLCardLimitHoldem(RegisteredGame):
+    """``python_rlcard_limit_holdem``: ``rlcard:limit-holdem``."""
+
+    adapter_game_id = REGISTERED_GAMES["python_rlcard_limit_holdem"]
+
+
 _CREATORS: Final[Mapping[str, type[RegisteredGame]]] = MappingProxyType(
-    {"python_rlcard_leduc_holdem": RLCardLeducHoldem, "python_rlcard_kuhn_poker": RLCardKuhnPoker}
+    {
+        "python_rlcard_leduc_holdem": RLCardLeducHoldem,
+        "python_rlcard_kuhn_poker": RLCardKuhnPoker,
+        "python_rlcard_limit_holdem": RLCardLimitHoldem,
+    }
 )
 
 

@@ -1,4 +1,5 @@
-"""RLCard games behind the adapter interface: ``rlcard:leduc-holdem`` and ``rlcard:kuhn-poker``.
+"""RLCard games behind the adapter interface: ``rlcard:leduc-holdem``, ``rlcard:kuhn-poker`` and
+``rlcard:limit-holdem``.
 
 The adapter drives RLCard's own game engine; it never re-implements a rule. What it
 adds is control of chance, so that every chance event can be enumerated:
@@ -9,8 +10,12 @@ adds is control of chance, so that every chance event can be enumerated:
   cards pop in order and returns the chosen seat. Its chance outcomes are indices
   into the engine's unshuffled deck (Leduc: ``SJ HJ SQ HQ SK HK``) and seat numbers.
 * When a player action makes the engine deal (Leduc's public card at the end of round
-  1), the adapter turns it into a chance node: each remaining card is moved to the top
-  of a copy of the deck and the action is replayed, so the engine deals that card.
+  1; limit hold'em's flop, turn and river), the adapter turns it into chance nodes, one per
+  card: the chosen cards are moved to the top of a copy of the deck, in order, and the action
+  is replayed, so the engine deals them.
+
+``rlcard:limit-holdem`` (about :math:`10^{14}` information states) has no compiled tree:
+:meth:`RLCardGame.tree_ops` refuses it, and its states are played one at a time.
 
 Information-state keys come from the hand, the public card, the seat role and the
 full action history -- never from RLCard's lossy ``obs`` vector. The same function
@@ -30,7 +35,8 @@ import rlcard
 
 import adapters.rlcard_kuhn as rlcard_kuhn
 from adapters.base import CHANCE, TERMINAL, Game, State, TreeOps, replay
-from adapters.inputs import InputError, UnknownGameError
+from adapters.inputs import InputError, UnknownGameError, UnsupportedGameError
+from adapters.pyspiel_game import GameFacts
 
 PREFIX = "rlcard:"
 ActionRecord = Sequence[tuple[int, str]]
@@ -61,6 +67,29 @@ def kuhn_infoset_key(raw_obs: Mapping[str, Any], player: int, record: ActionReco
     return f"{rlcard_kuhn.RANKS.index(raw_obs['hand'])}{history}"
 
 
+def limit_holdem_infoset_key(raw_obs: Mapping[str, Any], player: int, record: ActionRecord) -> str:
+    """``seat|role|hand|board|actions``, e.g. ``"0|SB|HK-SA|C2-D7-S9/H4|call-check/raise-call/check"``.
+
+    The hand's two cards sorted (the deal's order tells the player nothing); the board's cards by round (the
+    flop's sorted), rounds separated by ``/``, as the betting's rounds are. The role is ``SB`` for the small blind,
+    who acts first preflop. A round ends when both players have checked or called since its last raise (the blinds
+    are not raises), which is when RLCard's engine deals the next round's cards."""
+    first_actor = record[0][0] if record else player
+    role = "SB" if first_actor == player else "BB"
+    board = list(raw_obs["public_cards"])
+    rounds = [sorted(board[:3]), *([card] for card in board[3:])] if board else []
+    betting, actions, calls = [], [], 0
+    for _, action in record:
+        actions.append(action)
+        calls = 1 if action == "raise" else calls + 1 if action in ("call", "check") else calls
+        if calls >= 2:
+            betting.append("-".join(actions))
+            actions, calls = [], 0
+    history = "/".join([*betting, "-".join(actions)]) if actions or not betting else "/".join(betting) + "/"
+    public = "/".join("-".join(cards) for cards in rounds) or "-"
+    return f"{player}|{role}|{'-'.join(sorted(raw_obs['hand']))}|{public}|{history}"
+
+
 def _card_name(card: Any) -> str:
     return str(card.get_index()) if hasattr(card, "get_index") else str(card)
 
@@ -80,6 +109,12 @@ class _Spec:
     ``i``-th, and make the public card the one given (``None``: none dealt); nothing else changes."""
     key: Callable[[Mapping[str, Any], int, ActionRecord], str]
     rules: Callable[[Any], dict[str, object]]
+    acting: Callable[[Mapping[str, Any], ActionRecord], int]
+    """The player to act, from an RLCard env state's ``raw_obs`` and action record."""
+    compiled: bool = True
+    """Whether the game is small enough for a compiled tree (:meth:`RLCardGame.tree_ops`)."""
+    facts: Callable[[Any], GameFacts] | None = None
+    """For a game too large to walk, what the OpenSpiel bridge needs, from the engine's rules."""
 
 
 def _leduc_deck(engine: Any) -> list[Any]:
@@ -131,6 +166,66 @@ def _clone_kuhn(engine: Any) -> Any:
     return clone
 
 
+def _limit_deck(engine: Any) -> list[Any]:
+    deck: list[Any] = engine.dealer.deck
+    return deck
+
+
+def _clone_limit(engine: Any) -> Any:
+    """A copy that shares nothing mutable with ``engine`` (the fields RLCard's own ``step_back`` snapshots:
+    round, its raised chips, players, deck, public cards, raises per round)."""
+    clone = _clone_leduc(engine)
+    clone.public_cards = list(engine.public_cards)
+    clone.history_raise_nums = list(engine.history_raise_nums)
+    return clone
+
+
+def _limit_hold_cards(engine: Any, hands: Sequence[Any], public: Any) -> None:
+    for player, cards in zip(engine.players, hands, strict=True):
+        player.hand = list(cards)
+    engine.public_cards = list(public or [])
+
+
+def _limit_acting(raw_obs: Mapping[str, Any], record: ActionRecord) -> int:
+    """Two players, no one folded: the player after the last to act, or the small blind (fewer chips in) first."""
+    if record:
+        return 1 - int(record[-1][0])
+    chips = list(raw_obs["all_chips"])
+    return int(chips.index(min(chips)))
+
+
+def _current_player(raw_obs: Mapping[str, Any], record: ActionRecord) -> int:
+    return int(raw_obs["current_player"])
+
+
+def _limit_facts(engine: Any) -> GameFacts:
+    """From the rules: each round ends at most 6 decisions in (a check or limp, the raises, a call); a player puts
+    in at most the big blind and the raises of every round; 4 hole cards, a seat and 5 board cards are dealt."""
+    raises = (engine.raise_amount, engine.raise_amount, 2 * engine.raise_amount, 2 * engine.raise_amount)
+    most = engine.big_blind + sum(engine.allowed_raise_num * size for size in raises)
+    return GameFacts(
+        num_distinct_actions=4,
+        max_chance_outcomes=52,
+        min_utility=-most / engine.big_blind,
+        max_utility=most / engine.big_blind,
+        max_game_length=4 * (engine.allowed_raise_num + 2),
+        max_chance_nodes_in_history=10,
+    )
+
+
+def _limit_rules(engine: Any) -> dict[str, object]:
+    return {
+        "toolkit": "rlcard",
+        "env": "limit-holdem",
+        "small_blind": engine.small_blind,
+        "big_blind": engine.big_blind,
+        "raise_amount": [engine.raise_amount, engine.raise_amount, 2 * engine.raise_amount, 2 * engine.raise_amount],
+        "allowed_raise_num": engine.allowed_raise_num,
+        "num_players": engine.num_players,
+        "payoff_unit": "big_blind",
+    }
+
+
 def _leduc_rules(engine: Any) -> dict[str, object]:
     return {
         "toolkit": "rlcard",
@@ -165,6 +260,7 @@ _SPECS = {
         hold_cards=_leduc_hold_cards,
         key=leduc_infoset_key,
         rules=_leduc_rules,
+        acting=_current_player,
     ),
     rlcard_kuhn.ENV_ID: _Spec(
         env_id=rlcard_kuhn.ENV_ID,
@@ -175,6 +271,20 @@ _SPECS = {
         hold_cards=_kuhn_hold_cards,
         key=kuhn_infoset_key,
         rules=_kuhn_rules,
+        acting=_current_player,
+    ),
+    "limit-holdem": _Spec(
+        env_id="limit-holdem",
+        units="BB",
+        deal=("card", "card", "card", "card", "seat"),  # hole cards alternate: player i holds the i-th and i+2-th
+        deck=_limit_deck,
+        clone=_clone_limit,
+        hold_cards=_limit_hold_cards,
+        key=limit_holdem_infoset_key,
+        rules=_limit_rules,
+        acting=_limit_acting,
+        compiled=False,
+        facts=_limit_facts,
     ),
 }
 
@@ -209,7 +319,9 @@ class _ScriptedRandom:
 class RLCardState(State):
     """A deal in progress (no engine yet), a decision, a pending public deal, or a terminal.
 
-    ``_engine`` is never mutated once a state holds it: every transition works on a clone.
+    ``_engine`` is never mutated once a state holds it: every transition works on a clone. While the engine
+    is about to deal public cards, ``_pending`` holds the action that makes it deal, how many cards it deals and
+    the cards chosen so far.
     ``_history`` is every id applied since the initial state, chance outcomes included: a
     state pickles as its game id and that history, and unpickles by replaying it.
     """
@@ -221,7 +333,7 @@ class RLCardState(State):
         game: RLCardGame,
         deal: tuple[int, ...],
         engine: Any,
-        pending: str | None,
+        pending: tuple[str, int, tuple[int, ...]] | None,
         record: tuple[tuple[int, str], ...],
         history: tuple[int, ...],
     ) -> None:
@@ -246,7 +358,9 @@ class RLCardState(State):
         game = self._game
         if self._engine is None:
             return game.deal_outcomes(self._deal)
-        return _uniform(sorted(game.deck_index[_card_name(c)] for c in game.spec.deck(self._engine)))
+        chosen = self._pending[2] if self._pending is not None else ()
+        left = (game.deck_index[_card_name(c)] for c in game.spec.deck(self._engine))
+        return _uniform(sorted(card for card in left if card not in chosen))
 
     def _actions(self) -> tuple[int, ...]:
         names = self._engine.get_legal_actions()
@@ -261,20 +375,26 @@ class RLCardState(State):
                 return RLCardState(game, deal, None, None, (), history)
             return RLCardState(game, deal, game.deal_engine(deal), None, (), history)
         if self._pending is not None:
+            name, count, chosen = self._pending
+            chosen = (*chosen, action)
+            if len(chosen) < count:
+                return RLCardState(game, self._deal, self._engine, (name, count, chosen), self._record, history)
             engine = game.spec.clone(self._engine)
             deck = game.spec.deck(engine)
-            card = next(c for c in deck if game.deck_index[_card_name(c)] == action)
-            deck.remove(card)
-            deck.append(card)  # deal_card() pops it next
-            engine.step(self._pending)
+            cards = [next(c for c in deck if game.deck_index[_card_name(c)] == card) for card in chosen]
+            for card in cards:
+                deck.remove(card)
+            deck.extend(reversed(cards))  # deal_card() pops them next, in the order chosen
+            engine.step(name)
             return RLCardState(game, self._deal, engine, None, self._record, history)
         name = game.actions[action]
         record = (*self._record, (self._player(), name))
         engine = game.spec.clone(self._engine)
         cards_left = len(game.spec.deck(engine))
         engine.step(name)
-        if len(game.spec.deck(engine)) < cards_left:  # the engine dealt: make it a chance node
-            return RLCardState(game, self._deal, self._engine, name, record, history)
+        dealt = cards_left - len(game.spec.deck(engine))
+        if dealt:  # the engine dealt: make it chance nodes, one per card
+            return RLCardState(game, self._deal, self._engine, (name, dealt, ()), record, history)
         return RLCardState(game, self._deal, engine, None, record, history)
 
     def _payoffs(self) -> tuple[float, float]:
@@ -421,7 +541,7 @@ class _PlannedWalk:
 
 
 class RLCardGame(Game):
-    """``rlcard:<env id>`` for ``leduc-holdem`` and ``kuhn-poker``."""
+    """``rlcard:<env id>`` for ``leduc-holdem``, ``kuhn-poker`` and ``limit-holdem``."""
 
     def __init__(self, env_id: str) -> None:
         if env_id not in _SPECS:
@@ -469,7 +589,13 @@ class RLCardGame(Game):
         """Operations that play each seat assignment's betting once on the engine (see :class:`_Plan`)
         and give every deal its keys, from the key function that :meth:`key_from_env_state` uses, and
         its payoffs, from ``get_payoffs()`` of the engine holding the deal's cards. They answer as
-        :class:`RLCardState` does, state for state."""
+        :class:`RLCardState` does, state for state. A game too large for a compiled tree
+        (``rlcard:limit-holdem``) is refused."""
+        if not self.spec.compiled:
+            raise UnsupportedGameError(
+                f"{self.game_id} has about 10^14 information states: no compiled tree holds it; its states are "
+                "played one at a time"
+            )
         return _PlannedWalk(self).ops()
 
     def __reduce__(self) -> tuple[Callable[[str], RLCardGame], tuple[str]]:
@@ -479,6 +605,11 @@ class RLCardGame(Game):
     def action_name(self, action: int) -> str:
         return self.actions[action]
 
+    def bridge_facts(self) -> GameFacts | None:
+        """What the OpenSpiel bridge needs of a game too large to walk (``rlcard:limit-holdem``), from its rules;
+        ``None`` for a game the bridge walks."""
+        return None if self.spec.facts is None else self.spec.facts(self._template)
+
     def rules(self) -> Mapping[str, object]:
         return {**self.spec.rules(self._template), "deck": self.deck, "actions": self.actions}
 
@@ -486,7 +617,7 @@ class RLCardGame(Game):
         """The information-state key of the player to act, from an RLCard env state dict."""
         raw_obs = env_state["raw_obs"]
         record = [(int(p), str(a)) for p, a in env_state["action_record"]]
-        return self.spec.key(raw_obs, int(raw_obs["current_player"]), record)
+        return self.spec.key(raw_obs, self.spec.acting(raw_obs, record), record)
 
 
 @functools.cache

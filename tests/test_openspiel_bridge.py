@@ -146,7 +146,11 @@ def test_clone_shares_the_immutable_adapter_state() -> None:
 
 
 def test_registered_names_load_through_pyspiel() -> None:
-    assert dict(REGISTERED_GAMES) == {"python_rlcard_leduc_holdem": LEDUC, "python_rlcard_kuhn_poker": KUHN}
+    assert dict(REGISTERED_GAMES) == {
+        "python_rlcard_leduc_holdem": LEDUC,
+        "python_rlcard_kuhn_poker": KUHN,
+        "python_rlcard_limit_holdem": "rlcard:limit-holdem",
+    }
     adapters.pyspiel_game.register()  # idempotent
     loaded = pyspiel.load_game("python_rlcard_kuhn_poker")
     assert isinstance(loaded, BridgedGame) and loaded.adapter_game.game_id == KUHN
