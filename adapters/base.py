@@ -146,6 +146,21 @@ class TreeOps(Generic[S]):
     walk asks every state and refuses a key whose states differ."""
 
 
+@dataclass(frozen=True)
+class GameFacts:
+    """What ``pyspiel.GameInfo`` needs of a game (:mod:`adapters.pyspiel_game`), measured by one walk of its tree
+    or, for a game too large to walk, stated from its rules (:meth:`Game.bridge_facts`)."""
+
+    num_distinct_actions: int
+    max_chance_outcomes: int
+    """One more than the largest chance outcome id, so every outcome id is below it."""
+    min_utility: float
+    max_utility: float
+    max_game_length: int
+    """Most player decisions on any path (OpenSpiel's convention: chance nodes not counted)."""
+    max_chance_nodes_in_history: int
+
+
 class Game(ABC):
     """A two-player zero-sum extensive-form game with perfect recall."""
 
@@ -179,6 +194,11 @@ class Game(ABC):
             returns=lambda state: state.returns(),
             key=lambda state, player: state.information_state_key(player),
         )
+
+    def bridge_facts(self) -> GameFacts | None:
+        """What the OpenSpiel bridge needs, stated by a game too large to walk; ``None`` (the default): the bridge
+        measures it by a walk of the tree."""
+        return None
 
     def reduction(self) -> Reduction | None:
         """A lossless reduction of this game, or ``None`` (the default) when the adapter knows none."""

@@ -35,13 +35,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, Final
 
 import pyspiel
 
-from adapters.base import CHANCE, NUM_PLAYERS, TERMINAL, Game, State
+from adapters.base import CHANCE, NUM_PLAYERS, TERMINAL, Game, GameFacts, State
 from adapters.inputs import InputError, UnsupportedGameError
 
 REGISTERED_GAMES: Final[Mapping[str, str]] = MappingProxyType(
@@ -52,20 +51,6 @@ REGISTERED_GAMES: Final[Mapping[str, str]] = MappingProxyType(
     }
 )
 """``pyspiel.load_game`` name -> adapter game id, registered at ``import adapters``."""
-
-
-@dataclass(frozen=True)
-class GameFacts:
-    """What ``pyspiel.GameInfo`` needs, measured by one walk of the adapter's tree."""
-
-    num_distinct_actions: int
-    max_chance_outcomes: int
-    """One more than the largest chance outcome id, so every outcome id is below it."""
-    min_utility: float
-    max_utility: float
-    max_game_length: int
-    """Most player decisions on any path (OpenSpiel's convention: chance nodes not counted)."""
-    max_chance_nodes_in_history: int
 
 
 def measure(game: Game) -> GameFacts:
@@ -104,12 +89,11 @@ _MEASURED: dict[tuple[str, str], GameFacts] = {}
 
 def _facts(game: Game) -> GameFacts:
     """:func:`measure`, once per game id and rules in a process (``pyspiel.load_game`` builds anew); a game too
-    large to walk states its own (``bridge_facts()``)."""
+    large to walk states its own (:meth:`~adapters.base.Game.bridge_facts`)."""
     key = (game.game_id, game.rules_fingerprint)
     if key not in _MEASURED:
-        stated = getattr(game, "bridge_facts", None)
-        known = stated() if callable(stated) else None
-        _MEASURED[key] = known if isinstance(known, GameFacts) else measure(game)
+        stated = game.bridge_facts()
+        _MEASURED[key] = stated if stated is not None else measure(game)
     return _MEASURED[key]
 
 

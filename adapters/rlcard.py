@@ -34,9 +34,8 @@ from typing import Any
 import rlcard
 
 import adapters.rlcard_kuhn as rlcard_kuhn
-from adapters.base import CHANCE, TERMINAL, Game, State, TreeOps, replay
+from adapters.base import CHANCE, TERMINAL, Game, GameFacts, State, TreeOps, replay
 from adapters.inputs import InputError, UnknownGameError, UnsupportedGameError
-from adapters.pyspiel_game import GameFacts
 
 PREFIX = "rlcard:"
 ActionRecord = Sequence[tuple[int, str]]
@@ -397,6 +396,13 @@ class RLCardState(State):
             return RLCardState(game, self._deal, self._engine, (name, dealt, ()), record, history)
         return RLCardState(game, self._deal, engine, None, record, history)
 
+    def chips(self) -> tuple[float, float]:
+        """The chips each player has put in the pot so far; ``(0, 0)`` before the deal."""
+        if self._engine is None:
+            return 0.0, 0.0
+        first, second = (float(player.in_chips) for player in self._engine.players)
+        return first, second
+
     def _payoffs(self) -> tuple[float, float]:
         first, second = self._engine.get_payoffs()
         return float(first), float(second)
@@ -606,8 +612,7 @@ class RLCardGame(Game):
         return self.actions[action]
 
     def bridge_facts(self) -> GameFacts | None:
-        """What the OpenSpiel bridge needs of a game too large to walk (``rlcard:limit-holdem``), from its rules;
-        ``None`` for a game the bridge walks."""
+        """From the rules for a game too large to walk (``rlcard:limit-holdem``); ``None`` for the others."""
         return None if self.spec.facts is None else self.spec.facts(self._template)
 
     def rules(self) -> Mapping[str, object]:

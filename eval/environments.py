@@ -23,7 +23,7 @@ from tqdm import tqdm
 import adapters
 from adapters.inputs import InputError
 from adapters.rlcard import PREFIX
-from eval.hand_log import HandLog
+from eval.hand_log import HandReader
 
 Z_95 = 1.959963984540054
 """The 97.5% quantile of the standard normal distribution."""
@@ -64,10 +64,10 @@ def play_rlcard_match(
     deal_rng: np.random.Generator,
     *,
     show_progress: bool = False,
-    log: HandLog | None = None,
+    log: HandReader | None = None,
 ) -> MatchResult:
     """Play ``pairs`` duplicate pairs of hands of ``game_id`` (an ``rlcard:`` id) in RLCard's env;
-    with ``log``, append every hand to it (:meth:`~eval.hand_log.HandLog.rlcard_hand`).
+    with ``log``, append every hand to it (:meth:`~eval.hand_log.HandReader.rlcard_hand`).
 
     Each pair draws a deal seed from ``deal_rng``; both hands of the pair reseed the engine's
     generator with it (``env.game.np_random``, what RLCard's dealer shuffles with and what draws
@@ -123,10 +123,10 @@ def play_openspiel_match(
     agent_rngs: tuple[np.random.Generator, np.random.Generator],
     *,
     show_progress: bool = False,
-    log: HandLog | None = None,
+    log: HandReader | None = None,
 ) -> MatchResult:
     """Play ``pairs`` duplicate pairs of ``game_id`` (an ``openspiel:`` id) on ``pyspiel`` states;
-    with ``log``, append every hand to it (:meth:`~eval.hand_log.HandLog.openspiel_hand`).
+    with ``log``, append every hand to it (:meth:`~eval.hand_log.HandReader.openspiel_hand`).
 
     Both hands of a pair draw their chance outcomes from a fresh generator seeded with the pair's
     deal seed: the k-th chance event of the second hand replays the k-th of the first, so they see

@@ -33,6 +33,7 @@ import json
 import math
 import os
 import stat
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -233,20 +234,73 @@ def replay_hand(game: Game, paths: TreePaths, history: Sequence[int]) -> Replaye
     )
 
 
-class HandLog:
-    """A hand log open for appending, for one game and the two agents ``A`` and ``B`` of a match.
+class HandReader(ABC):
+    """Reads each hand a match has just finished -- from RLCard's ``env`` (:meth:`rlcard_hand`) or a terminal
+    ``pyspiel`` state (:meth:`openspiel_hand`) -- as the adapter's history of applied ids, and hands it to
+    :meth:`record` with ``A``'s seat and the payoffs: the hand log writes it (:class:`HandLog`), AIVAT scores it
+    (:class:`eval.aivat.AivatRecorder`)."""
 
-    :meth:`rlcard_hand` and :meth:`openspiel_hand` read a finished hand from the environment and
-    append its line; ``a_seat`` is the seat ``A`` sat in. The log must be a regular file (it is created
-    if missing) that is empty or ends with a line break."""
-
-    def __init__(self, path: str | os.PathLike[str], game_id: str, agents: tuple[str, str]) -> None:
+    def __init__(self, game_id: str) -> None:
         self.game = adapters.load_game(game_id)
         self.tree = load_tree(game_id)
-        self.agents = agents
         self._paths: TreePaths | None = None
+
+    @abstractmethod
+    def record(self, a_seat: int, history: Sequence[int], payoffs: Sequence[float]) -> None:
+        """Take one finished hand: ``A`` sat in ``a_seat``; ``history`` replays it on the adapter."""
+
+    def __enter__(self) -> HandReader:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release what the reader holds."""
+
+    def rlcard_hand(self, env: Any, a_seat: int) -> None:
+        """Read the hand RLCard's ``env`` has just finished.
+
+        The cards come from ``env.get_perfect_information()``, the actions from ``env.action_recorder``.
+        The adapter's history deals its chance events in its order (:class:`adapters.rlcard.RLCardGame`:
+        each player's card, then the other events of the deal, then the public cards); an event that
+        deals no card (Leduc's small-blind seat) is the outcome under which the recorded players acted.
+        """
+        game = self.game
+        assert isinstance(game, RLCardGame)
+        seen = env.get_perfect_information()
+        hands = [str(card) for card in seen["hand_cards"]]
+        public = [] if seen.get("public_card") is None else [str(seen["public_card"])]
+        cards = iter(hands)
+        deal = [game.deck_index[next(cards)] if event == "card" else None for event in game.spec.deal]
+        played = [(int(player), game.actions.index(name)) for player, name in env.action_recorder]
+        history = self.paths().complete([*deal, *(game.deck_index[card] for card in public)], played)
+        if history is None:
+            raise RuntimeError(f"{game.game_id}: the hand {seen} {played} does not replay on the adapter")
+        self.record(a_seat, history, tuple(float(u) for u in env.get_payoffs()))
+
+    def openspiel_hand(self, state: pyspiel.State, a_seat: int) -> None:
+        """Read the terminal ``pyspiel`` state of a hand just played: its history is ``state.history()``."""
+        self.record(a_seat, [int(action) for action in state.history()], tuple(float(u) for u in state.returns()))
+
+    def paths(self) -> TreePaths:
+        """The game's paths on its compiled tree, built at the first hand."""
+        if self._paths is None:
+            self._paths = TreePaths(self.tree)
+        return self._paths
+
+
+class HandLog(HandReader):
+    """A hand log open for appending, for one game and the two agents ``A`` and ``B`` of a match: each hand read
+    (:class:`HandReader`) is appended as its line. The log must be a regular file (it is created if missing) that
+    is empty or ends with a line break."""
+
+    def __init__(self, path: str | os.PathLike[str], game_id: str, agents: tuple[str, str]) -> None:
+        self.agents = agents
         self.path = os.fspath(path)
         check_writable(path)  # a FIFO, a device, a directory: refused before it is opened
+        super().__init__(game_id)
         try:
             self._descriptor = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
         except OSError as error:
@@ -269,12 +323,6 @@ class HandLog:
                 "a hand appended to it would join that line"
             )
 
-    def __enter__(self) -> HandLog:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
     def close(self) -> None:
         os.close(self._descriptor)
 
@@ -288,40 +336,10 @@ class HandLog:
         if written != len(data):  # only on a full disk or at a file size limit: say so, do not go on
             raise InputError(f"cannot write {self.path!r}: wrote {written} of the {len(data)} bytes of a hand")
 
-    def rlcard_hand(self, env: Any, a_seat: int) -> None:
-        """Log the hand RLCard's ``env`` has just finished.
-
-        The cards come from ``env.get_perfect_information()``, the actions from ``env.action_recorder``.
-        The adapter's history deals its chance events in its order (:class:`adapters.rlcard.RLCardGame`:
-        each player's card, then the other events of the deal, then the public cards); an event that
-        deals no card (Leduc's small-blind seat) is the outcome under which the recorded players acted.
-        """
-        game = self.game
-        assert isinstance(game, RLCardGame)
-        seen = env.get_perfect_information()
-        hands = [str(card) for card in seen["hand_cards"]]
-        public = [] if seen.get("public_card") is None else [str(seen["public_card"])]
-        cards = iter(hands)
-        deal = [game.deck_index[next(cards)] if event == "card" else None for event in game.spec.deal]
-        played = [(int(player), game.actions.index(name)) for player, name in env.action_recorder]
-        history = self._paths_of().complete([*deal, *(game.deck_index[card] for card in public)], played)
-        if history is None:
-            raise RuntimeError(f"{game.game_id}: the hand {seen} {played} does not replay on the adapter")
-        self._write(a_seat, history, tuple(float(u) for u in env.get_payoffs()))
-
-    def openspiel_hand(self, state: pyspiel.State, a_seat: int) -> None:
-        """Log the terminal ``pyspiel`` state of a hand just played: its history is ``state.history()``."""
-        self._write(a_seat, [int(action) for action in state.history()], tuple(float(u) for u in state.returns()))
-
-    def _paths_of(self) -> TreePaths:
-        if self._paths is None:
-            self._paths = TreePaths(self.tree)
-        return self._paths
-
-    def _write(self, a_seat: int, history: Sequence[int], payoffs: Sequence[float]) -> None:
+    def record(self, a_seat: int, history: Sequence[int], payoffs: Sequence[float]) -> None:
         a, b = self.agents
         game = self.game
-        replayed = replay_hand(game, self._paths_of(), history)
+        replayed = replay_hand(game, self.paths(), history)
         self.write(
             Hand(
                 game=game.game_id,

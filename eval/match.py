@@ -25,6 +25,10 @@ The exact value is :func:`eval.exact_head_to_head` of both agents' exact strateg
 (:func:`eval.strategy_of`); it is ``None``, with the reason in :attr:`MatchReport.exact_note`, when
 either agent cannot be queried exactly.
 
+With :attr:`MatchSpec.aivat`, every hand is also scored with AIVAT (:mod:`eval.aivat`), ``A``'s exact strategy
+the known one when ``A`` can be queried, else ``B``'s: the report's :attr:`MatchReport.aivat` is the mean of the
+pairs' AIVAT values, with its standard error and 95% interval, beside the plain duplicate estimate.
+
 A hold'em game that runs on its public tree (:func:`eval.holdem.on_public_tree`: ``fhp``, ``fhp-acpc``,
 ``hulh``) is played in OpenSpiel's ``universal_poker`` as any ``openspiel:`` game, each agent asked at every
 decision (an infoset there rarely comes twice, so no answer is kept); its agents are public-tree strategy files
@@ -56,9 +60,10 @@ from cfr_agents.rlcard_agent import PolicyAgent
 from cfr_agents.tree import CompiledTree, FloatArray, load_tree
 from eval import holdem
 from eval.agents import AgentQueryError
+from eval.aivat import Aivat, AivatEstimate, AivatRecorder
 from eval.environments import MatchResult, OpenSpielPolicy, play_openspiel_match, play_rlcard_match
 from eval.exploitability import exploitability_of_strategy, public_exploitability
-from eval.hand_log import HandLog
+from eval.hand_log import HandLog, HandReader
 from eval.head_to_head import HeadToHead, exact_head_to_head
 from eval.opponents import Opponent, load_opponent
 
@@ -100,6 +105,10 @@ class MatchSpec:
 
     files: Mapping[str, str] = field(default_factory=dict)
     """Contents of policy files among ``agents``, by name, for workers that cannot read the paths."""
+    aivat: bool = False
+    """Also estimate ``A``'s value with AIVAT (:mod:`eval.aivat`), ``A``'s exact strategy the known one, or
+    else ``B``'s; a match in which neither can be queried exactly, or on a game that runs on its public tree,
+    is refused."""
 
     def seed_sequence(self) -> np.random.SeedSequence:
         return np.random.SeedSequence(self.seed, spawn_key=self.spawn_key)
@@ -124,6 +133,8 @@ class MatchReport:
     big_blind: float | None = None
     """:attr:`units` per big blind (:func:`eval.holdem.big_blind`: 1 for games paid in big blinds, the big blind
     in chips for hold'em games); ``None`` for games without a big blind."""
+    aivat: AivatEstimate | None = None
+    """The AIVAT estimate of ``A``'s value (:mod:`eval.aivat`), when the match asked for it."""
 
     @property
     def mbb_per_hand(self) -> float | None:
@@ -163,6 +174,7 @@ class MatchReport:
             "exact_seat_values": None if self.exact_seat_values is None else list(self.exact_seat_values),
             "exact_within_ci95": self.exact_within_ci95,
             "exact_note": self.exact_note,
+            "aivat": None if self.aivat is None else self.aivat.to_json(),
         }
 
 
@@ -272,18 +284,75 @@ def play_match(
     spec: MatchSpec, agents: Agents | None = None, *, show_progress: bool = False, log: str | None = None
 ) -> MatchReport:
     """Play ``spec`` and score it exactly where both agents can be queried; with ``log``, append every
-    hand to the hand log at that path (:mod:`eval.hand_log`), its seats named as in ``spec.agents``."""
+    hand to the hand log at that path (:mod:`eval.hand_log`), its seats named as in ``spec.agents``.
+    With ``spec.aivat``, the report carries the AIVAT estimate as well (:mod:`eval.aivat`)."""
+    return play_scored(spec, agents, show_progress=show_progress, log=log)[0]
+
+
+def check_aivat_game(game_id: str) -> None:
+    """Refuse AIVAT on a game that runs on its public tree: it works on the compiled tree."""
+    if holdem.on_public_tree(game_id):
+        raise ParameterError(
+            "{aivat} works on the compiled tree; {game} runs on its public tree, which it does not support yet",
+            game=game_id,
+        )
+
+
+def knows_a_strategy(agents: Agents, game_id: str, names: tuple[str, str]) -> bool:
+    """Whether either agent's exact strategy can be queried (what AIVAT needs)."""
+    return any(not isinstance(agents.strategy(name, game_id), str) for name in names)
+
+
+def known_strategy(agents: Agents, game_id: str, names: tuple[str, str]) -> tuple[int, FloatArray]:
+    """The index in ``names`` of the agent whose exact strategy AIVAT uses (``A``'s when it can be queried,
+    else ``B``'s) and that strategy; refused in one line when neither can be queried, and on a game that
+    runs on its public tree."""
+    check_aivat_game(game_id)
+    reasons = []
+    for index, name in enumerate(names):
+        strategy = agents.strategy(name, game_id)
+        if not isinstance(strategy, str):
+            return index, strategy
+        reasons.append(strategy)
+    raise ParameterError(
+        "{aivat} needs the exact strategy of one agent, and neither has one: {a!r} ({why_a}); {b!r} ({why_b})",
+        a=names[0],
+        b=names[1],
+        why_a=reasons[0],
+        why_b=reasons[1],
+    )
+
+
+def play_scored(
+    spec: MatchSpec,
+    agents: Agents | None = None,
+    *,
+    show_progress: bool = False,
+    log: str | None = None,
+    keep_hands: bool = False,
+) -> tuple[MatchReport, AivatRecorder | None]:
+    """:func:`play_match`, and with ``spec.aivat`` the recorder that scored every hand (each hand's plain
+    payoff and AIVAT value kept with ``keep_hands``)."""
     agents = agents or Agents()
     pairs = check_hands(spec.hands)
     public = holdem.on_public_tree(spec.game_id)
     if public and log is not None:
         raise InputError(f"hand logs are read on the compiled tree; {spec.game_id} runs on its public tree")
+    known = known_strategy(agents, spec.game_id, spec.agents) if spec.aivat else None
     first, second = (agents.opponent(name, spec.game_id) for name in spec.agents)
     deal_seq, seq_a, seq_b = spec.seed_sequence().spawn(3)
     deal_rng, rng_a, rng_b = (np.random.default_rng(s) for s in (deal_seq, seq_a, seq_b))
     sampled: MatchResult
+    recorder: AivatRecorder | None = None
     with contextlib.ExitStack() as stack:
-        hands = None if log is None else stack.enter_context(HandLog(log, spec.game_id, spec.agents))
+        hands: HandReader | None = None if log is None else HandLog(log, spec.game_id, spec.agents)
+        if known is not None:
+            index, strategy = known
+            aivat = Aivat.build(load_tree(spec.game_id), strategy)
+            recorder = AivatRecorder(spec.game_id, spec.agents, aivat, index, pairs, log=hands, keep_hands=keep_hands)
+            hands = recorder
+        if hands is not None:
+            stack.enter_context(hands)
         if spec.tables:
             if not spec.game_id.startswith(RLCARD_PREFIX):
                 raise InputError("matches by strategy tables are played in RLCard environments")
@@ -320,7 +389,7 @@ def play_match(
             )
     value = agents.exact(spec.agents, spec.game_id)
     exact, seat_values, note = (None, None, value) if isinstance(value, str) else (value.value, value.seat_values, "")
-    return MatchReport(
+    report = MatchReport(
         game_id=spec.game_id,
         agents=spec.agents,
         units=sampled.units,
@@ -332,7 +401,9 @@ def play_match(
         exact_seat_values=seat_values,
         exact_note=note,
         big_blind=holdem.big_blind(spec.game_id, sampled.units),
+        aivat=None if recorder is None else recorder.estimate(),
     )
+    return report, recorder
 
 
 def _exact_strategy(opponent: Opponent, tree: CompiledTree) -> FloatArray | str:
@@ -362,6 +433,21 @@ def describe(report: MatchReport) -> str:
         f"95% CI [{low:+.4f}, {high:+.4f}]"
         + (f"; {mbb:+.1f} mbb/hand (CI [{report.mbb(low):+.1f}, {report.mbb(high):+.1f}])" if mbb is not None else ""),
     ]
+    if report.aivat is not None:
+        estimate = report.aivat
+        low, high = estimate.ci95
+        lines.append(
+            f"  AIVAT   {estimate.mean:+.4f} {report.units}/hand, standard error {estimate.standard_error:.4f}, "
+            f"95% CI [{low:+.4f}, {high:+.4f}]"
+            + (f"; {report.mbb(estimate.mean):+.1f} mbb/hand" if mbb is not None else "")
+            + f" (known strategy: {estimate.known}"
+            + (
+                f"; {(report.standard_error / estimate.standard_error) ** 2:.1f}x fewer hands than sampled for this "
+                "interval)"
+                if estimate.standard_error > 0
+                else ")"
+            )
+        )
     if report.exact is None:
         lines.append(f"  exact: not available ({report.exact_note})")
     else:
@@ -387,7 +473,11 @@ __all__ = [
     "Agents",
     "MatchReport",
     "MatchSpec",
+    "check_aivat_game",
     "check_hands",
     "describe",
+    "known_strategy",
+    "knows_a_strategy",
     "play_match",
+    "play_scored",
 ]

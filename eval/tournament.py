@@ -11,6 +11,10 @@ not depend on how many workers play them, on which executor, or in what order th
 A hold'em game that runs on its public tree (``fhp``) takes public-tree strategy files and ``random``
 (:mod:`eval.match`); each worker holds every agent's strategy it plays (2.6 GB a strategy on Flop Hold'em), so
 such a tournament wants few workers.
+
+With ``aivat`` (:func:`run_tournament`), each match in which one agent's exact strategy can be queried carries its
+AIVAT estimate too (:mod:`eval.aivat`): in ``results.json`` (each match's ``aivat``), ``results.csv``
+(``aivat_mean``, ``aivat_standard_error``, empty without it) and below the table of ``results.md``.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import csv
 import io
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +32,18 @@ from adapters import load_game
 from adapters.inputs import MAX_JSON_BYTES, InputError, read_json, read_regular
 from cfr_agents.jobs import Executor, RayExecutor
 from cfr_agents.policy import FORMAT as POLICY_FORMAT
+from eval.environments import Z_95
 from eval.holdem import big_blind
-from eval.match import Agents, AgentScore, MatchReport, MatchSpec, check_hands, play_match
+from eval.match import (
+    Agents,
+    AgentScore,
+    MatchReport,
+    MatchSpec,
+    check_aivat_game,
+    check_hands,
+    knows_a_strategy,
+    play_match,
+)
 from eval.opponents import is_file_name
 from eval.opponents.nfsp import one_thread
 
@@ -112,17 +126,24 @@ def run_tournament(
     seed: int,
     executor: Executor,
     on_done: Callable[[str], None] | None = None,
+    *,
+    aivat: bool = False,
 ) -> TournamentResult:
     """Play the round robin on ``executor`` (local processes or Ray).
 
     On Ray, a policy file travels as its contents, so a worker on another machine needs no shared disk.
+    With ``aivat``, every match in which one agent's exact strategy can be queried is estimated with AIVAT as
+    well (:mod:`eval.aivat`); a match of two agents that cannot be queried has none. A game that runs on its
+    public tree is refused.
     """
     check_hands(hands)
+    if aivat:
+        check_aivat_game(game_id)
     check_agents(game_id, agents)
     units = load_game(game_id).units
     files = policy_contents(agents) if isinstance(executor, RayExecutor) else {}
     specs = [
-        MatchSpec(game_id, pair, hands, seed, spawn_key=(index,), files=files)
+        MatchSpec(game_id, pair, hands, seed, spawn_key=(index,), files=files, aivat=aivat)
         for index, pair in enumerate(pairings(agents))
     ]
     jobs: list[AgentJob] = [AgentJob(game_id, name, files) for name in agents]
@@ -172,6 +193,8 @@ def run_job(job: MatchSpec | AgentJob) -> MatchReport | AgentScore:
     agents.provide(job.files)
     with _quiet(), one_thread():
         if isinstance(job, MatchSpec):
+            if job.aivat and not knows_a_strategy(agents, job.game_id, job.agents):
+                job = replace(job, aivat=False)  # neither strategy is known: no AIVAT estimate for this match
             return play_match(job, agents)
         return agents.score(job.name, job.game_id)
 
@@ -224,6 +247,16 @@ def markdown(result: TournamentResult) -> str:
         score = scores[row]
         cells.append("n/a (not queryable)" if score.exploitability is None else f"{score.exploitability:.4g}")
         lines.append("| " + " | ".join(cells) + " |")
+    estimated = [report for report in result.matches if report.aivat is not None]
+    if estimated:
+        lines += ["", f"AIVAT ({unit}/hand, 95% half-width after ±; the agent whose exact strategy it uses):", ""]
+        for report in estimated:
+            assert report.aivat is not None
+            a, b = (shown[name] for name in report.agents)
+            lines.append(
+                f"- `{a}` vs `{b}`: {report.aivat.mean:+.3f} ± {Z_95 * report.aivat.standard_error:.3f} "
+                f"(plain {report.mean:+.3f} ± {Z_95 * report.standard_error:.3f}; `{shown[report.aivat.known]}` known)"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -241,6 +274,8 @@ CSV_FIELDS = (
     "exact_within_ci95",
     "agent_a_exploitability",
     "agent_b_exploitability",
+    "aivat_mean",
+    "aivat_standard_error",
 )
 
 
@@ -267,6 +302,8 @@ def csv_text(result: TournamentResult) -> str:
                 "" if report.exact_within_ci95 is None else report.exact_within_ci95,
                 _cell(scores[a]),
                 _cell(scores[b]),
+                _cell(None if report.aivat is None else report.aivat.mean),
+                _cell(None if report.aivat is None else report.aivat.standard_error),
             ]
         )
     return out.getvalue()

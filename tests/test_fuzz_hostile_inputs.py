@@ -270,6 +270,7 @@ INPUT_RUNS: dict[str, dict[str, list[str]]] = {
     "plot strategy": {"policy": ["kuhn.json"], "line": ["pass"], "out": ["s.png"]},
     "plot frontier": {"file": ["frontier.json"], "out": ["f.png"]},
     "plot learning": {"file": ["learning.json"], "out": ["l.png"]},
+    "lbr": {"agent": ["kuhn.json"], "game": ["holdem-6"], "hands": ["0"]},
 }
 """For each command with inputs, a run on the valid files of :func:`inputs`: ``dest`` -> its values."""
 

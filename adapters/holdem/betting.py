@@ -1,4 +1,6 @@
-"""The betting tree of a two-player limit ``universal_poker`` game, read from OpenSpiel's own states.
+"""The betting tree of a two-player limit hold'em game, read from the toolkit's own states: OpenSpiel's
+``universal_poker`` (:func:`betting_tree`), or any state with ``pyspiel``'s surface (:func:`walk_betting`; RLCard's
+limit hold'em, :func:`adapters.holdem.engine.rlcard_betting_tree`).
 
 Betting in limit poker does not depend on the cards, so one walk of ``pyspiel`` states with any fixed
 deal visits every betting sequence: at each decision the legal actions are OpenSpiel's, at each
@@ -14,8 +16,9 @@ of which leads to the entry of a later range.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final, Protocol
 
 import numpy as np
 import pyspiel
@@ -77,10 +80,29 @@ class BettingTree:
         return int(found[0])
 
 
+class BettingState(Protocol):
+    """What :func:`walk_betting` reads of a state: ``pyspiel``'s surface, with OpenSpiel's limit action ids (0
+    fold, 1 check/call, 2 bet/raise) and returns in chips."""
+
+    def is_chance_node(self) -> bool: ...
+    def is_terminal(self) -> bool: ...
+    def current_player(self) -> int: ...
+    def legal_actions(self) -> list[int]: ...
+    def child(self, action: int) -> Any: ...
+    def returns(self) -> list[float]: ...
+    def history(self) -> list[int]: ...
+
+
 def betting_tree(game: pyspiel.Game) -> BettingTree:
     """Walk ``game``'s betting once, with the first legal cards dealt at every chance node."""
     if game.num_players() != 2:
         raise UnsupportedGameError(f"the betting tree needs two players, not {game.num_players()}")
+    return walk_betting(game.new_initial_state(), _spent)
+
+
+def walk_betting(root: BettingState, spent_of: Callable[[Any], tuple[float, float]]) -> BettingTree:
+    """The betting tree from ``root``, the first legal cards dealt at every chance node; ``spent_of(state)``: the
+    chips each player has put in."""
     kind: list[int] = []
     player: list[int] = []
     rounds: list[int] = []
@@ -92,8 +114,8 @@ def betting_tree(game: pyspiel.Game) -> BettingTree:
     sequence: list[str] = []
     ranges: list[tuple[int, int]] = []
 
-    def add(state: pyspiel.State, up: int, via: int, round_: int, history: str) -> int:
-        node_kind, node_player, chips = _describe(state, via, player[up] if up >= 0 else -1)
+    def add(state: Any, up: int, via: int, round_: int, history: str) -> int:
+        node_kind, node_player, chips = _describe(state, spent_of(state), via, player[up] if up >= 0 else -1)
         kind.append(node_kind)
         player.append(node_player)
         rounds.append(round_)
@@ -105,7 +127,7 @@ def betting_tree(game: pyspiel.Game) -> BettingTree:
         sequence.append(history)
         return len(kind) - 1
 
-    entries: list[tuple[pyspiel.State, int, int, str]] = [(_deal(game.new_initial_state()), -1, 0, "")]
+    entries: list[tuple[Any, int, int, str]] = [(_deal(root), -1, 0, "")]
     while entries:
         start_state, up, round_, history = entries.pop(0)
         start = len(kind)
@@ -139,17 +161,16 @@ def betting_tree(game: pyspiel.Game) -> BettingTree:
     )
 
 
-def _deal(state: pyspiel.State) -> pyspiel.State:
+def _deal(state: Any) -> Any:
     """``state`` after the first legal card at every chance node until a player acts or the game ends."""
     while state.is_chance_node():
         state = state.child(state.legal_actions()[0])
     return state
 
 
-def _describe(state: pyspiel.State, via: int, mover: int) -> tuple[int, int, tuple[float, float]]:
-    """``(kind, player, spent)`` of a node reached by action ``via`` of ``mover``; a terminal's returns must
-    be the chips lost (a fold loses what the folder put in; a showdown is between equal stakes)."""
-    chips = _spent(state)
+def _describe(state: Any, chips: tuple[float, float], via: int, mover: int) -> tuple[int, int, tuple[float, float]]:
+    """``(kind, player, spent)`` of a node reached by action ``via`` of ``mover``, ``chips`` in; a terminal's
+    returns must be the chips lost (a fold loses what the folder put in; a showdown is between equal stakes)."""
     if state.is_chance_node():
         return DEAL, -1, chips
     if not state.is_terminal():

@@ -1,5 +1,6 @@
-"""``cfr-agents match A B --game G --hands N [--seed S] [--log HANDS.jsonl] [--json]``: a duplicate match
-between two agents, every hand appended to a hand log with ``--log``.
+"""``cfr-agents match A B --game G --hands N [--seed S] [--log HANDS.jsonl] [--aivat] [--json]``: a duplicate
+match between two agents, every hand appended to a hand log with ``--log``, and estimated with AIVAT as well
+with ``--aivat`` (:mod:`eval.aivat`).
 
 On a hold'em game past 12 cards (``fhp``) the agents are public-tree strategy files and ``random``, the exact
 value comes from the public tree, and ``--log`` is refused (hand logs are read on the compiled tree)."""
@@ -32,6 +33,11 @@ def register(commands: Any) -> None:
         metavar="HANDS.jsonl",
         help="append every hand to this hand log, one JSON line per hand (docs/formats.md)",
     )
+    command.add_argument(
+        "--aivat",
+        action="store_true",
+        help="also estimate with AIVAT, using the exact strategy of A (or else B); compiled-tree games only",
+    )
     command.add_argument("--json", action="store_true", help="print one JSON object")
     command.add_argument("--quiet", action="store_true", help="no progress bar")
     command.set_defaults(run=run)
@@ -47,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     game_id = args.game or _game_of(args.agent_a, args.agent_b)
     for name in (args.agent_a, args.agent_b):
         agents.opponent(name, game_id)
-    spec = MatchSpec(game_id, (args.agent_a, args.agent_b), args.hands, args.seed)
+    spec = MatchSpec(game_id, (args.agent_a, args.agent_b), args.hands, args.seed, aivat=args.aivat)
     show = not (args.quiet or args.json) and sys.stderr.isatty()
     report = play_match(spec, agents, show_progress=show, log=args.log)
     if args.json:

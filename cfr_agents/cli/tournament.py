@@ -1,4 +1,5 @@
-"""``cfr-agents tournament --game G AGENT... --hands N --out DIR [--workers K] [--seed S]``: a round robin."""
+"""``cfr-agents tournament --game G AGENT... --hands N --out DIR [--workers K] [--seed S] [--aivat]``: a round
+robin, its matches estimated with AIVAT as well with ``--aivat`` (:mod:`eval.aivat`)."""
 
 from __future__ import annotations
 
@@ -34,16 +35,23 @@ def register(commands: Any) -> None:
     )
     add_executor_options(command)
     command.add_argument("--seed", type=non_negative_int, default=0, help="seed of every match (default 0)")
+    command.add_argument(
+        "--aivat",
+        action="store_true",
+        help="also estimate every match in which one agent's exact strategy is known with AIVAT",
+    )
     command.add_argument("--quiet", action="store_true", help="print only the table")
     command.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from cfr_agents.jobs import executor
-    from eval.match import check_hands
+    from eval.match import check_aivat_game, check_hands
     from eval.tournament import check_agents, csv_text, json_text, markdown, run_tournament
 
     check_hands(args.hands)
+    if args.aivat:
+        check_aivat_game(args.game)
     output_dir(args.out, OUTPUTS, create=False)  # created once everything is checked and played
     pool = executor(args.workers, args.ray)
     check_agents(args.game, args.agents)
@@ -53,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"  done: {label}", file=sys.stderr, flush=True)
 
-    result = run_tournament(args.game, args.agents, args.hands, args.seed, pool, done)
+    result = run_tournament(args.game, args.agents, args.hands, args.seed, pool, done, aivat=args.aivat)
     from cfr_agents.files import write_atomic
 
     out = output_dir(args.out, OUTPUTS)

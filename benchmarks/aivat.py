@@ -1,0 +1,177 @@
+"""AIVAT against plain and duplicate Monte Carlo: the variance per hand of each estimate of a match's value.
+
+    python -m benchmarks.aivat [--hands 20000] [--iterations 1000] [--seed 0] --out benchmarks/results/aivat
+
+On Leduc (``openspiel:leduc_poker`` and ``rlcard:leduc-holdem``) a CFR+ policy is trained with
+``cfr-agents train --algo cfr+`` and plays a few shipped opponents (``cfr-agents opponents --game G``) in
+``--hands`` hands of duplicate pairs, every hand scored by AIVAT (:mod:`eval.aivat`) with the policy's strategy
+the known one. From the same hands, the variance per hand of four estimates of the policy's payoff:
+
+* plain: one hand's payoff :math:`u` (the sample variance over all hands, seats mixed as a match mixes them);
+* duplicate: the pair's mean payoff, :math:`2\\,\\mathrm{Var}((u_0 + u_1) / 2)` per hand;
+* AIVAT: one hand's AIVAT value :math:`\\hat u`;
+* AIVAT on duplicate pairs: :math:`2\\,\\mathrm{Var}((\\hat u_0 + \\hat u_1) / 2)` per hand.
+
+The hands needed for an interval of a given width grow with the variance per hand, so the ratio of two
+variances is the ratio of the hands the two estimates need for the same interval. Each ratio to AIVAT on
+duplicate pairs carries a 95% bootstrap interval (pairs resampled). Writes ``<out>.md`` and ``<out>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from benchmarks.report import Table, machine_facts, now, progress
+from cfr_agents.files import write_atomic
+from eval.match import Agents, MatchSpec, play_scored
+
+OPPONENTS = {
+    "openspiel:leduc_poker": ("random", "openspiel-cfr+:30", "openspiel-mccfr-os:20000"),
+    "rlcard:leduc-holdem": ("random", "rlcard-rule-v1", "rlcard-pretrained-cfr"),
+}
+"""Shipped opponents of each game (``cfr-agents opponents --game G``)."""
+BOOTSTRAP = 400
+"""Resamples of the pairs for the ratios' intervals."""
+
+
+def train(game_id: str, iterations: int, folder: Path) -> str:
+    """A CFR+ policy file of ``game_id``, trained by ``cfr-agents train``."""
+    path = folder / f"{game_id.replace(':', '_')}-cfr+-{iterations}.json"
+    command = ["train", "--game", game_id, "--algo", "cfr+", "--iterations", str(iterations), "--out", str(path)]
+    subprocess.run(
+        [sys.executable, "-m", "cfr_agents", *command, "--quiet"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return str(path)
+
+
+def variances(payoffs: NDArray[np.float64], values: NDArray[np.float64]) -> dict[str, float]:
+    """The variance per hand of the four estimates, from the hands in order (pairs: hands 2k and 2k + 1)."""
+    return {
+        "plain": float(payoffs.var(ddof=1)),
+        "duplicate": 2 * float(payoffs.reshape(-1, 2).mean(axis=1).var(ddof=1)),
+        "aivat": float(values.var(ddof=1)),
+        "aivat_duplicate": 2 * float(values.reshape(-1, 2).mean(axis=1).var(ddof=1)),
+    }
+
+
+def ratio_intervals(
+    payoffs: NDArray[np.float64], values: NDArray[np.float64], rng: np.random.Generator
+) -> dict[str, tuple[float, float]]:
+    """95% bootstrap intervals of plain / AIVAT-duplicate and duplicate / AIVAT-duplicate, pairs resampled."""
+    pairs = payoffs.shape[0] // 2
+    u, v = payoffs.reshape(pairs, 2), values.reshape(pairs, 2)
+    plain, duplicate = [], []
+    for _ in range(BOOTSTRAP):
+        chosen = rng.integers(pairs, size=pairs)
+        taken = variances(u[chosen].ravel(), v[chosen].ravel())
+        plain.append(taken["plain"] / taken["aivat_duplicate"])
+        duplicate.append(taken["duplicate"] / taken["aivat_duplicate"])
+    return {
+        "plain": (float(np.quantile(plain, 0.025)), float(np.quantile(plain, 0.975))),
+        "duplicate": (float(np.quantile(duplicate, 0.025)), float(np.quantile(duplicate, 0.975))),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hands", type=int, default=20_000)
+    parser.add_argument("--iterations", type=int, default=1000, help="CFR+ iterations of our policy")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    rng = np.random.default_rng(args.seed)
+    rows, records = [], []
+    agents = Agents()
+    with tempfile.TemporaryDirectory() as folder:
+        for game_id, opponents in OPPONENTS.items():
+            progress(f"{game_id}: training CFR+ for {args.iterations} iterations")
+            ours = train(game_id, args.iterations, Path(folder))
+            for index, opponent in enumerate(opponents):
+                progress(f"{game_id}: CFR+ against {opponent}, {args.hands:,} hands")
+                started = time.perf_counter()
+                spec = MatchSpec(game_id, (ours, opponent), args.hands, args.seed + index, aivat=True)
+                report, recorder = play_scored(spec, agents, keep_hands=True)
+                seconds = time.perf_counter() - started
+                assert recorder is not None and recorder.payoffs is not None and recorder.values is not None
+                assert report.aivat is not None and report.exact is not None
+                payoffs, values = np.array(recorder.payoffs), np.array(recorder.values)
+                spread = variances(payoffs, values)
+                intervals = ratio_intervals(payoffs, values, rng)
+                ratios = {
+                    "plain_over_aivat": spread["plain"] / spread["aivat"],
+                    "plain_over_aivat_duplicate": spread["plain"] / spread["aivat_duplicate"],
+                    "duplicate_over_aivat_duplicate": spread["duplicate"] / spread["aivat_duplicate"],
+                }
+                records.append(
+                    {
+                        "game": game_id,
+                        "agents": [f"cfr+ {args.iterations}", opponent],
+                        "hands": report.hands,
+                        "seed": spec.seed,
+                        "units": report.units,
+                        "exact": report.exact,
+                        "duplicate": {"mean": report.mean, "standard_error": report.standard_error},
+                        "aivat": {"mean": report.aivat.mean, "standard_error": report.aivat.standard_error},
+                        "variance_per_hand": spread,
+                        "hands_needed_ratio": ratios,
+                        "ratio_ci95": {
+                            "plain_over_aivat_duplicate": intervals["plain"],
+                            "duplicate_over_aivat_duplicate": intervals["duplicate"],
+                        },
+                        "seconds": seconds,
+                    }
+                )
+                low_p, high_p = intervals["plain"]
+                low_d, high_d = intervals["duplicate"]
+                rows.append(
+                    (
+                        game_id,
+                        opponent,
+                        f"{report.exact:+.4f}",
+                        f"{report.mean:+.4f} ± {report.standard_error:.4f}",
+                        f"{report.aivat.mean:+.4f} ± {report.aivat.standard_error:.4f}",
+                        f"{spread['plain']:.3f}",
+                        f"{spread['duplicate']:.3f}",
+                        f"{spread['aivat']:.3f}",
+                        f"{spread['aivat_duplicate']:.3f}",
+                        f"{ratios['plain_over_aivat']:.1f}",
+                        f"{ratios['plain_over_aivat_duplicate']:.1f} [{low_p:.1f}, {high_p:.1f}]",
+                        f"{ratios['duplicate_over_aivat_duplicate']:.2f} [{low_d:.2f}, {high_d:.2f}]",
+                    )
+                )
+    table = Table(
+        f"Variance per hand on Leduc, CFR+ ({args.iterations} iterations) against shipped opponents, "
+        f"{args.hands:,} hands each",
+        ("game", "opponent", "exact", "duplicate mean ± SE", "AIVAT (pairs) mean ± SE", "plain", "duplicate",
+         "AIVAT", "AIVAT pairs", "plain / AIVAT", "plain / AIVAT pairs", "duplicate / AIVAT pairs"),
+        tuple(rows),
+        (
+            "Values in the game's unit per hand (chips for openspiel:, BB for rlcard:), the CFR+ policy's payoff. "
+            "plain, duplicate, AIVAT, AIVAT pairs: the variance per hand of each estimate from the same hands. "
+            "The ratios are the hands each estimate needs for the same interval, as a multiple of the hands the "
+            "second needs; in brackets, a 95% bootstrap interval (pairs resampled).",
+        ),
+    )  # fmt: skip
+    command = "python -m benchmarks.aivat " + " ".join(sys.argv[1:] if argv is None else argv)
+    facts = machine_facts()
+    lines = ["# AIVAT against plain and duplicate estimates", "", f"- Date: {now()}", f"- Command: `{command}`"]
+    lines += [f"- {name}: {value}" for name, value in facts.items()]
+    write_atomic(args.out.with_suffix(".md"), "\n".join(lines) + "\n\n" + table.markdown())
+    write_atomic(args.out.with_suffix(".json"), json.dumps({"facts": facts, "rows": records}, indent=1) + "\n")
+    print(table.text())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
