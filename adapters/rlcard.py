@@ -611,6 +611,11 @@ class RLCardGame(Game):
     def action_name(self, action: int) -> str:
         return self.actions[action]
 
+    @property
+    def compiled(self) -> bool:
+        """Whether a compiled tree holds the game (not ``rlcard:limit-holdem``)."""
+        return self.spec.compiled
+
     def bridge_facts(self) -> GameFacts | None:
         """From the rules for a game too large to walk (``rlcard:limit-holdem``); ``None`` for the others."""
         return None if self.spec.facts is None else self.spec.facts(self._template)

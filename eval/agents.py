@@ -286,6 +286,11 @@ class Agent:
         exact strategy played as a table."""
         return self.policy(tree).rlcard_agent(rng)
 
+    def rlcard_env_player(self, game: RLCardGame, rng: np.random.Generator) -> RLCardAgent:
+        """An agent for RLCard's env of a game without a compiled tree (``rlcard:limit-holdem``): only an agent
+        that plays in the env itself has one."""
+        raise InputError(f"{describe(self.raw)} plays from a compiled tree, which {game.game_id} does not have")
+
     def openspiel_player(self) -> Any:
         """An OpenSpiel policy to play in OpenSpiel's own game."""
         raise NotImplementedError
@@ -420,6 +425,9 @@ class RLCardEnvAgent(Agent):
         game = load_game(tree.game_id)
         if not isinstance(game, RLCardGame):
             raise InputError(f"{describe(self.raw)} is an RLCard agent; it plays rlcard: games, not {tree.game_id}")
+        return self.rlcard_env_player(game, rng)
+
+    def rlcard_env_player(self, game: RLCardGame, rng: np.random.Generator) -> RLCardAgent:
         return OwnStreamAgent(self.raw, game, rng)
 
     def openspiel_player(self) -> Any:

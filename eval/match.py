@@ -50,9 +50,11 @@ from typing import Any
 
 import numpy as np
 
+import adapters
 from adapters.games import canonical_game_id
 from adapters.inputs import InputError, ParameterError
 from adapters.rlcard import PREFIX as RLCARD_PREFIX
+from adapters.rlcard import RLCardGame
 from cfr_agents.files import write_atomic
 from cfr_agents.policy import Policy
 from cfr_agents.public_tree.tree import PublicTree
@@ -255,6 +257,8 @@ class Agents:
 
     def exact(self, names: tuple[str, str], game_id: str) -> HeadToHead | str:
         """The first agent's exact value against the second, or why there is none."""
+        if no_tree(game_id):
+            return no_tree(game_id)
         if holdem.on_public_tree(game_id):
             tree = self.public_tree(names, game_id)
             first, second = (self.placed(name, game_id, tree) for name in names)
@@ -267,6 +271,8 @@ class Agents:
         return exact_head_to_head(load_tree(game_id), strategy_a, strategy_b)
 
     def score(self, name: str, game_id: str) -> AgentScore:
+        if no_tree(game_id):
+            return AgentScore(name, adapters.load_game(game_id).units, None, None, no_tree(game_id))
         if holdem.on_public_tree(game_id):
             tree = self.public_tree((name,), game_id)
             placed = self.placed(name, game_id, tree)
@@ -289,8 +295,19 @@ def play_match(
     return play_scored(spec, agents, show_progress=show_progress, log=log)[0]
 
 
+def no_tree(game_id: str) -> str:
+    """Why an ``rlcard:`` game has no exact values (``rlcard:limit-holdem``: no compiled tree holds it); empty for
+    every other game."""
+    if not game_id.startswith(RLCARD_PREFIX):
+        return ""
+    game = adapters.load_game(game_id)
+    return "" if not isinstance(game, RLCardGame) or game.compiled else f"{game_id} has no compiled tree"
+
+
 def check_aivat_game(game_id: str) -> None:
-    """Refuse AIVAT on a game that runs on its public tree: it works on the compiled tree."""
+    """Refuse AIVAT on a game that runs on its public tree or has no compiled tree: it works on the compiled tree."""
+    if no_tree(game_id):
+        raise ParameterError("{aivat} works on the compiled tree; {game} has none", game=game_id)
     if holdem.on_public_tree(game_id):
         raise ParameterError(
             "{aivat} works on the compiled tree; {game} runs on its public tree, which it does not support yet",
@@ -362,11 +379,17 @@ def play_scored(
                 spec.game_id, table_a, table_b, pairs, deal_rng, show_progress=show_progress, log=hands
             )
         elif spec.game_id.startswith(RLCARD_PREFIX):
-            tree = load_tree(spec.game_id)
+            game = adapters.load_game(spec.game_id)
+            assert isinstance(game, RLCardGame)
+            tree = load_tree(spec.game_id) if game.compiled else None
+            player_a, player_b = (
+                opponent.agent.rlcard_env_player(game, rng) if tree is None else opponent.agent.rlcard_player(tree, rng)
+                for opponent, rng in ((first, rng_a), (second, rng_b))
+            )
             sampled = play_rlcard_match(
                 spec.game_id,
-                first.agent.rlcard_player(tree, rng_a),
-                second.agent.rlcard_player(tree, rng_b),
+                player_a,
+                player_b,
                 pairs,
                 deal_rng,
                 show_progress=show_progress,

@@ -42,6 +42,7 @@ from eval.match import (
     check_aivat_game,
     check_hands,
     knows_a_strategy,
+    no_tree,
     play_match,
 )
 from eval.opponents import is_file_name
@@ -245,7 +246,8 @@ def markdown(result: TournamentResult) -> str:
             cells.append(text + (f" [{exact:+.3f}]" if exact is not None else ""))
         cells.append(f"{result.field_mean(row):+.3f}")
         score = scores[row]
-        cells.append("n/a (not queryable)" if score.exploitability is None else f"{score.exploitability:.4g}")
+        missing = "n/a (no compiled tree)" if no_tree(result.game_id) else "n/a (not queryable)"
+        cells.append(missing if score.exploitability is None else f"{score.exploitability:.4g}")
         lines.append("| " + " | ".join(cells) + " |")
     estimated = [report for report in result.matches if report.aivat is not None]
     if estimated:

@@ -32,9 +32,14 @@ NETWORKS = ("nfsp", "deep-cfr", "sd-cfr")
 """Families whose models are torch float32 networks."""
 
 
+LIMIT = ("rlcard-limit-rule-v1", "always-call", "always-raise")
+"""The families of ``rlcard:limit-holdem`` alone."""
+
+
 def test_every_family_is_available_where_it_applies() -> None:
-    expected = [name for name in FAMILIES if name != "openspiel-nfsp"]
+    expected = [name for name in FAMILIES if name != "openspiel-nfsp" and name not in LIMIT]
     assert [f.name for f in available("rlcard:leduc-holdem")] == expected
+    assert [f.name for f in available("rlcard:limit-holdem")] == ["random", *LIMIT]
     assert [f.name for f in available("openspiel:leduc_poker")] == [
         "random",
         "openspiel-nfsp",

@@ -3,6 +3,7 @@ and each rule of the engine that the documentation states, checked on the engine
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -162,3 +163,36 @@ def test_the_game_has_no_compiled_tree_and_says_so_in_one_line() -> None:
     run = run_cli(["exploitability", "random", "--game", GAME])
     assert run.status == 2 and len(run.err.strip().splitlines()) == 1
     assert "no compiled tree holds it" in run.err
+
+
+def test_always_call_and_always_raise_take_their_first_legal_choice() -> None:
+    """Every decision of 200 hands in RLCard's env: ``always-call`` calls or checks, ``always-raise`` raises where
+    it may, else calls or checks; neither folds."""
+    from eval.opponents.rlcard_builtin import FIXED, FixedAgent
+
+    names = game().actions
+    for name, preference in FIXED.items():
+        agent = FixedAgent(names, preference)
+        for seed in range(100):
+            environment = env(seed)
+            state, _ = environment.reset()
+            while not environment.is_over():
+                action, info = agent.eval_step(state)
+                legal = list(state["raw_legal_actions"])
+                expected = next(choice for choice in preference if choice in legal)
+                assert names[action] == expected and info["probs"][expected] == 1.0, name
+                state, _ = environment.step(action)
+
+
+def test_a_match_in_rlcards_env_has_no_exact_value_and_aivat_is_refused() -> None:
+    argv = ["match", "rlcard-limit-rule-v1", "always-call", "--game", GAME, "--hands", "200", "--json"]
+    run = run_cli(argv)
+    assert run.status == 0, run.err
+    report = json.loads(run.out)
+    assert report["hands"] == 200 and report["exact"] is None
+    assert "rlcard:limit-holdem has no compiled tree" in report["exact_note"]
+    refused = run_cli([*argv[:-1], "--aivat"])
+    assert refused.status == 2 and "has none" in refused.err and len(refused.err.strip().splitlines()) == 1
+    listed = run_cli(["opponents", "--game", GAME, "--json"])
+    names = [entry["name"] for entry in json.loads(listed.out)["opponents"]]
+    assert names == ["random", "rlcard-limit-rule-v1", "always-call", "always-raise"]

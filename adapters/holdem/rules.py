@@ -47,7 +47,8 @@ class LimitRules:
     max_raises: tuple[int, ...]
     """The most bets and raises in each round (the blinds do not count)."""
     first_player: tuple[int, ...]
-    """The player who acts first in each round."""
+    """The player who acts first in each round; ``-1``: whoever did not act last in the round before (RLCard's
+    limit hold'em, :func:`adapters.holdem.engine.holdem_engine`)."""
 
     @property
     def big_blind(self) -> int:

@@ -49,6 +49,19 @@ def _rlcard_leduc(game: Game) -> bool:
     return game.game_id == "rlcard:leduc-holdem"
 
 
+def _rlcard_limit(game: Game) -> bool:
+    return game.game_id == "rlcard:limit-holdem"
+
+
+def _solvable(game: Game) -> bool:
+    """Every game whose tree OpenSpiel's solvers can walk: not one too large for a compiled tree."""
+    return not isinstance(game, RLCardGame) or game.compiled
+
+
+def _fixed(name: str) -> Callable[[Game, int | None], Opponent]:
+    return lambda game, iterations: _rlcard_builtin().fixed_opponent(name)(game, iterations)
+
+
 def _has_model(family: str) -> Callable[[Game], bool]:
     return lambda game: shipped_model(family, game).is_file()
 
@@ -97,6 +110,14 @@ FAMILIES: Mapping[str, Family] = {
             _rlcard_leduc,
             _rule("rlcard-rule-v2"),
         ),
+        Family(
+            "rlcard-limit-rule-v1",
+            "RLCard's limit-holdem-rule-v1: raises with pairs and strong cards, else calls or folds",
+            _rlcard_limit,
+            _rule("rlcard-limit-rule-v1"),
+        ),
+        Family("always-call", "checks or calls, never folds or raises", _rlcard_limit, _fixed("always-call")),
+        Family("always-raise", "bets or raises, else calls or checks", _rlcard_limit, _fixed("always-raise")),
         Family(
             "rlcard-pretrained-cfr",
             "RLCard's bundled leduc-holdem-cfr model, NumPy 2 compatible",
@@ -181,7 +202,7 @@ FAMILIES: Mapping[str, Family] = {
                 name,
                 f"{solver.summary} for N iterations (default {solver.default_iterations:,}; "
                 f"{solver.bridged_iterations:,} on bridged RLCard games)",
-                _everywhere,
+                _solvable,
                 openspiel_solvers.builder(name),
                 takes_iterations=True,
             )

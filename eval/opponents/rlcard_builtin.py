@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ import rlcard
 from rlcard.agents.cfr_agent import CFRAgent
 from rlcard.agents.random_agent import RandomAgent
 from rlcard.models.leducholdem_rule_models import LeducHoldemRuleAgentV1, LeducHoldemRuleAgentV2
+from rlcard.models.limitholdem_rule_models import LimitholdemRuleAgentV1
 from rlcard.models.pretrained_models import ROOT_PATH
 
 from adapters import Game
@@ -44,8 +45,15 @@ from cfr_agents.files import write_atomic
 from eval.opponents.base import LOSSY, Opponent
 from eval.opponents.provenance import Progress, Provenance, Trained, check_game
 
-RULE_AGENTS: Mapping[str, type] = {"rlcard-rule-v1": LeducHoldemRuleAgentV1, "rlcard-rule-v2": LeducHoldemRuleAgentV2}
-"""RLCard's ``leduc-holdem-rule-v1`` and ``-v2`` agents, as its model registry builds them."""
+RULE_AGENTS: Mapping[str, type] = {
+    "rlcard-rule-v1": LeducHoldemRuleAgentV1,
+    "rlcard-rule-v2": LeducHoldemRuleAgentV2,
+    "rlcard-limit-rule-v1": LimitholdemRuleAgentV1,
+}
+"""RLCard's ``leduc-holdem-rule-v1`` and ``-v2`` and ``limit-holdem-rule-v1`` agents, as its model registry builds
+them."""
+FIXED: Mapping[str, tuple[str, ...]] = {"always-call": ("call", "check"), "always-raise": ("raise", "call", "check")}
+"""The agents that always take the first legal action of a preference."""
 PRETRAINED_CFR = os.path.join(ROOT_PATH, "leduc_holdem_cfr")
 """RLCard's bundled ``leduc-holdem-cfr`` tables (RLCard's own pickles, read by RLCard's ``load()``)."""
 _TABLES = ("policy", "average_policy", "regrets")
@@ -80,6 +88,35 @@ class NumPy2CFRAgent(CFRAgent):  # type: ignore[misc]
         for name in _TABLES:
             setattr(self, name, {bytes.fromhex(k): np.array(v, dtype=np.float64) for k, v in tables[name].items()})
         self.iteration = iterations
+
+
+class FixedAgent:
+    """An agent of RLCard's interface that always takes the first legal action of ``preference`` (:data:`FIXED`:
+    always-call, always-raise), and reports it as its probabilities."""
+
+    use_raw = False
+
+    def __init__(self, actions: Sequence[str], preference: tuple[str, ...]) -> None:
+        self.preference = preference
+        self._ids = {name: i for i, name in enumerate(actions)}
+
+    def eval_step(self, state: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
+        legal = list(state["raw_legal_actions"])
+        choice = next(name for name in self.preference if name in legal)
+        return self._ids[choice], {"probs": {name: float(name == choice) for name in legal}}
+
+    def step(self, state: Mapping[str, Any]) -> int:
+        return self.eval_step(state)[0]
+
+
+def fixed_opponent(name: str) -> Callable[[Game, int | None], Opponent]:
+    """How the registry builds ``always-call`` and ``always-raise``."""
+
+    def build(game: Game, _: int | None) -> Opponent:
+        assert isinstance(game, RLCardGame)
+        return Opponent.of(name, game.game_id, FixedAgent(game.actions, FIXED[name]), "a fixed rule", LOSSY)
+
+    return build
 
 
 def random_agent(game: RLCardGame) -> RandomAgent:
