@@ -43,13 +43,13 @@ from tqdm import tqdm
 from adapters.games import canonical_game_id
 from adapters.holdem.betting import DEAL, DECISION
 from adapters.holdem.rules import limit_rules
-from adapters.inputs import InputError
+from adapters.inputs import InputError, ParameterError
 from adapters.openspiel import PREFIX
 from cfr_agents.public_tree.engine import Engine, FloatArray, own_placement, profile, uniform_strategy
 from cfr_agents.public_tree.kernels import fold, showdown
 from cfr_agents.public_tree.strategy_file import PublicStrategy
 from cfr_agents.public_tree.tree import PublicTree, build_public_tree
-from eval.environments import OpenSpielPolicy
+from eval.environments import OpenSpielPolicy, PairSamples
 from eval.holdem import Placed, batched, check_name, hand_strategy, is_batched, on_public_tree, strategy_array, tree_for
 from eval.opponents import load_opponent
 
@@ -142,10 +142,12 @@ def lbr_strategy(
     one-hot at ``seat``'s decision nodes, written into ``out`` (a new uniform strategy by default) and returned;
     the other seat's entries are left as they are."""
     if seat not in (0, 1):
-        raise InputError(f"seat must be 0 or 1, got {seat!r}")
+        raise ParameterError("{seat} must be 0 or 1, got {given!r}", given=seat)
     rounds = int(tree.segments.round_start.shape[0]) - 1
     if isinstance(call_until, bool) or not isinstance(call_until, int) or not 0 <= call_until < rounds:
-        raise InputError(f"call_until must be a round from 0 to {rounds - 1}, got {call_until!r}")
+        raise ParameterError(
+            "{call_until} must be a round from 0 to {last}, got {given!r}", last=rounds - 1, given=call_until
+        )
     betting, segments, hands = tree.betting, tree.segments, tree.num_hands
     strategy = uniform_strategy(tree) if out is None else out
     sums = _Sums(tree)
@@ -286,14 +288,14 @@ def play_lbr(
     a pair see the same cards, LBR in seat 0 and then in seat 1 (``seat="both"``), or LBR in one seat holding first
     its cards and then the agent's. Cards and both players' draws come from ``rng``."""
     if seat not in SEATS:
-        raise InputError(f"seat must be one of {', '.join(SEATS)}; got {seat!r}")
+        raise ParameterError("{seat} must be one of {seats}; got {given!r}", seats=", ".join(SEATS), given=seat)
     if isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < 2:
-        raise InputError(f"LBR needs at least 2 pairs of hands to estimate its error, got {pairs!r}")
+        raise ParameterError("LBR needs at least 2 {pairs} of hands to estimate its error, got {given!r}", given=pairs)
     params = game.get_parameters()
     hole = int(params.get("numHoleCards", 1))
     deck = int(params["numSuits"]) * int(params["numRanks"])
-    values = np.empty(pairs)
-    for i in tqdm(range(pairs), disable=not show_progress, unit="pair", leave=False, mininterval=0.5):
+    samples = PairSamples(pairs)
+    for _ in tqdm(range(pairs), disable=not show_progress, unit="pair", leave=False, mininterval=0.5):
         cards = rng.permutation(deck).tolist()
         first, second = cards[:hole], cards[hole : 2 * hole]
         rest = cards[2 * hole :]
@@ -316,8 +318,9 @@ def play_lbr(
                 weights = np.array([answer[a] for a in actions])
                 state.apply_action(int(actions[rng.choice(len(actions), p=weights / weights.sum())]))
             total += float(state.returns()[lbr_seat])
-        values[i] = total / 2
-    return Sampled(pairs, float(values.mean()), float(values.std(ddof=1) / math.sqrt(pairs)))
+        samples.add(total / 2)
+    _, mean, deviation = samples.moments()
+    return Sampled(pairs, mean, deviation / math.sqrt(pairs))
 
 
 @dataclass(frozen=True)
@@ -391,9 +394,13 @@ def lbr_report(
     0 for none) played in ``universal_poker`` with cards and draws from ``seed``."""
     started = time.perf_counter()
     if seat not in SEATS:
-        raise InputError(f"seat must be one of {', '.join(SEATS)}; got {seat!r}")
+        raise ParameterError("{seat} must be one of {seats}; got {given!r}", seats=", ".join(SEATS), given=seat)
     if isinstance(hands, bool) or not isinstance(hands, int) or (hands != 0 and (hands < 4 or hands % 2)):
-        raise InputError(f"hands must be 0 or an even number of at least 4 (duplicate pairs), got {hands!r}")
+        raise ParameterError(
+            "{hands} must be 0 or an even number of at least 4 (duplicate pairs), got {given!r}", given=hands
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ParameterError("{seed} must be a whole number of at least 0, got {given!r}", given=seed)
     game = canonical_game_id(game_id)
     rules = limit_rules(game) if game.startswith(PREFIX) else None
     if rules is None:

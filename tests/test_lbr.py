@@ -231,9 +231,12 @@ def test_the_lbr_command_reports_exact_and_sampled_values() -> None:
     ("argv", "message"),
     [
         (["random", "--game", "openspiel:kuhn_poker"], "LBR runs on two-player limit universal_poker games"),
-        (["random", "--game", "holdem-6", "--hands", "3"], "hands must be 0 or an even number of at least 4"),
-        (["random", "--game", "holdem-6", "--call-until", "2"], "call_until must be a round from 0 to 1"),
+        (["random", "--game", "holdem-6", "--hands", "3"], "--hands must be 0 or an even number of at least 4"),
+        (["random", "--game", "holdem-6", "--call-until", "2"], "--call-until must be a round from 0 to 1"),
+        (["random", "--game", "holdem-6", "--seed", "-1"], "--seed"),
+        (["random", "--game", "holdem-6", "--hands", "1000000000000"], "--hands"),
         (["always-call", "--game", "fhp"], "cannot be queried for every hand at once"),
+        (["missing.npz", "--game", "fhp"], "'missing.json' does not exist"),
         (["random", "--game", "hulh"], "more than the 10,000,000 one machine holds"),
     ],
 )

@@ -8,6 +8,7 @@ import json
 import sys
 from typing import Any
 
+from cfr_agents.cli.common import MAX_HANDS, hands, magnitude, non_negative_int
 from cfr_agents.cli.paths import add_input
 
 
@@ -16,12 +17,20 @@ def register(commands: Any) -> None:
     add_input(command, "agent", help="a public-tree strategy file, a policy file or a named opponent")
     command.add_argument("--game", required=True, help="a two-player limit universal_poker game (fhp, holdem-6, ...)")
     command.add_argument(
-        "--hands", type=int, default=10_000, help="hands to play in duplicate pairs (default 10000; 0: exact only)"
+        "--hands",
+        type=hands,
+        default=10_000,
+        help=f"hands to play in duplicate pairs: 0 (exact only) or an even number from 4 to {magnitude(MAX_HANDS)} "
+        "(default 10000)",
     )
     command.add_argument("--seat", choices=("0", "1", "both"), default="both", help="LBR's seat (default both)")
-    command.add_argument("--seed", type=int, default=0, help="seed of the cards and both players' draws")
+    command.add_argument("--seed", type=non_negative_int, default=0, help="seed of the cards and both players' draws")
     command.add_argument(
-        "--call-until", type=int, default=0, metavar="ROUND", help="LBR checks or calls in the rounds before ROUND"
+        "--call-until",
+        type=non_negative_int,
+        default=0,
+        metavar="ROUND",
+        help="LBR checks or calls in the rounds before ROUND",
     )
     command.add_argument("--json", action="store_true", help="print one JSON object")
     command.add_argument("--quiet", action="store_true", help="no progress bar")

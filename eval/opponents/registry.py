@@ -226,7 +226,7 @@ def available(game_id: str) -> list[Family]:
 def is_file_name(name: str) -> bool:
     """A name that stands for a file rather than a registry entry (one longer than the file system
     allows is a file's, to be refused as one)."""
-    if name.endswith(".json") or "/" in name:
+    if name.endswith((".json", ".npz")) or "/" in name:
         return True
     try:
         return Path(name).is_file()
