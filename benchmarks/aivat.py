@@ -20,7 +20,6 @@ duplicate pairs carries a 95% bootstrap interval (pairs resampled). Writes ``<ou
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 import tempfile
@@ -30,8 +29,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks.report import Table, machine_facts, now, progress
-from cfr_agents.files import write_atomic
+from benchmarks.report import Table, progress, write_table_report
 from eval.match import Agents, MatchSpec, play_scored
 
 OPPONENTS = {
@@ -163,13 +161,10 @@ def main(argv: list[str] | None = None) -> int:
             "second needs; in brackets, a 95% bootstrap interval (pairs resampled).",
         ),
     )  # fmt: skip
-    command = "python -m benchmarks.aivat " + " ".join(sys.argv[1:] if argv is None else argv)
-    facts = machine_facts()
-    lines = ["# AIVAT against plain and duplicate estimates", "", f"- Date: {now()}", f"- Command: `{command}`"]
-    lines += [f"- {name}: {value}" for name, value in facts.items()]
-    write_atomic(args.out.with_suffix(".md"), "\n".join(lines) + "\n\n" + table.markdown())
-    write_atomic(args.out.with_suffix(".json"), json.dumps({"facts": facts, "rows": records}, indent=1) + "\n")
-    print(table.text())
+    shown = sys.argv[1:] if argv is None else argv
+    write_table_report(
+        args.out, "AIVAT against plain and duplicate estimates", "benchmarks.aivat", shown, table, records
+    )
     return 0
 
 

@@ -14,15 +14,13 @@ seats. Writes ``<out>.md`` and ``<out>.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from adapters.games import canonical_game_id
-from benchmarks.report import Table, machine_facts, now, progress
-from cfr_agents.files import write_atomic
+from benchmarks.report import Table, progress, write_table_report
 from cfr_agents.public_tree import public_tree
 from cfr_agents.public_tree.solver import PublicTreeSolver
 from cfr_agents.public_tree.strategy_file import save_strategy
@@ -102,13 +100,8 @@ def main(argv: list[str] | None = None) -> int:
             " in universal_poker.",
         ),
     )  # fmt: skip
-    command = "python -m benchmarks.lbr " + " ".join(sys.argv[1:] if argv is None else argv)
-    facts = machine_facts()
-    lines = ["# Local best response", "", f"- Date: {now()}", f"- Command: `{command}`"]
-    lines += [f"- {name}: {value}" for name, value in facts.items()]
-    write_atomic(args.out.with_suffix(".md"), "\n".join(lines) + "\n\n" + table.markdown())
-    write_atomic(args.out.with_suffix(".json"), json.dumps({"facts": facts, "rows": records}, indent=1) + "\n")
-    print(table.text())
+    shown = sys.argv[1:] if argv is None else argv
+    write_table_report(args.out, "Local best response", "benchmarks.lbr", shown, table, records)
     return 0
 
 

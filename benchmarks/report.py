@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import json
 import os
 import platform
 import sys
@@ -140,6 +141,19 @@ def machine_facts() -> dict[str, str]:
         "Python": platform.python_version(),
         **{f"{name} version": version for name, version in versions.items()},
     }
+
+
+def write_table_report(
+    out: Path, title: str, module: str, argv: Sequence[str], table: Table, records: Sequence[Mapping[str, object]]
+) -> None:
+    """``<out>.md`` (the title, the command ``python -m <module> <argv>``, the machine's facts and ``table``) and
+    ``<out>.json`` (the facts and ``records``), each atomically; the table is printed as text."""
+    facts = machine_facts()
+    lines = [f"# {title}", "", f"- Date: {now()}", f"- Command: `python -m {module} {' '.join(argv)}`"]
+    lines += [f"- {name}: {value}" for name, value in facts.items()]
+    write_atomic(out.with_suffix(".md"), "\n".join(lines) + "\n\n" + table.markdown())
+    write_atomic(out.with_suffix(".json"), json.dumps({"facts": facts, "rows": list(records)}, indent=1) + "\n")
+    print(table.text())
 
 
 def markdown_report(command: str, facts: Mapping[str, str], notes: Sequence[str], sections: Sequence[Section]) -> str:

@@ -49,7 +49,7 @@ from cfr_agents.public_tree.engine import Engine, FloatArray, own_placement, pro
 from cfr_agents.public_tree.kernels import fold, showdown
 from cfr_agents.public_tree.strategy_file import PublicStrategy
 from cfr_agents.public_tree.tree import PublicTree, build_public_tree
-from eval.environments import OpenSpielPolicy, PairSamples
+from eval.environments import Z_95, OpenSpielPolicy, PairSamples
 from eval.holdem import Placed, batched, check_name, hand_strategy, is_batched, on_public_tree, strategy_array, tree_for
 from eval.opponents import load_opponent
 
@@ -271,7 +271,7 @@ class Sampled:
 
     @property
     def ci95(self) -> tuple[float, float]:
-        return (self.mean - 1.96 * self.standard_error, self.mean + 1.96 * self.standard_error)
+        return (self.mean - Z_95 * self.standard_error, self.mean + Z_95 * self.standard_error)
 
 
 def play_lbr(

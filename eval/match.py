@@ -257,8 +257,9 @@ class Agents:
 
     def exact(self, names: tuple[str, str], game_id: str) -> HeadToHead | str:
         """The first agent's exact value against the second, or why there is none."""
-        if no_tree(game_id):
-            return no_tree(game_id)
+        reason = no_tree(game_id)
+        if reason:
+            return reason
         if holdem.on_public_tree(game_id):
             tree = self.public_tree(names, game_id)
             first, second = (self.placed(name, game_id, tree) for name in names)
@@ -271,8 +272,9 @@ class Agents:
         return exact_head_to_head(load_tree(game_id), strategy_a, strategy_b)
 
     def score(self, name: str, game_id: str) -> AgentScore:
-        if no_tree(game_id):
-            return AgentScore(name, adapters.load_game(game_id).units, None, None, no_tree(game_id))
+        reason = no_tree(game_id)
+        if reason:
+            return AgentScore(name, adapters.load_game(game_id).units, None, None, reason)
         if holdem.on_public_tree(game_id):
             tree = self.public_tree((name,), game_id)
             placed = self.placed(name, game_id, tree)

@@ -234,6 +234,7 @@ def markdown(result: TournamentResult) -> str:
     shown = dict(zip(result.agents, display_names(result.agents), strict=True))
     head[1 : 1 + len(result.agents)] = [shown[agent] for agent in result.agents]
     lines[2] = "| " + " | ".join(head) + " |"
+    missing = "n/a (no compiled tree)" if no_tree(result.game_id) else "n/a (not queryable)"
     for row in result.agents:
         cells = [f"`{shown[row]}`"]
         for column in result.agents:
@@ -246,7 +247,6 @@ def markdown(result: TournamentResult) -> str:
             cells.append(text + (f" [{exact:+.3f}]" if exact is not None else ""))
         cells.append(f"{result.field_mean(row):+.3f}")
         score = scores[row]
-        missing = "n/a (no compiled tree)" if no_tree(result.game_id) else "n/a (not queryable)"
         cells.append(missing if score.exploitability is None else f"{score.exploitability:.4g}")
         lines.append("| " + " | ".join(cells) + " |")
     estimated = [report for report in result.matches if report.aivat is not None]
