@@ -113,3 +113,16 @@ def test_an_out_file_of_the_other_engines_format_is_refused_before_training(
     )
     assert run.status == 2 and message in run.err and len(run.err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("out", "options", "flag"), [("c.json", ["--checkpoint", "c.npz"], "--checkpoint c.npz"),
+                                                     ("d.npz", ["--curve", "d.json"], "--curve d.json")])  # fmt: skip
+def test_an_out_pair_that_holds_the_checkpoint_or_the_curve_is_refused_before_training(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out: str, options: list[str], flag: str
+) -> None:
+    """``--out c.json`` writes ``c.npz`` too: a checkpoint or curve of that name would overwrite the strategy."""
+    monkeypatch.chdir(tmp_path)
+    run = run_cli(["train", "--game", GAME, "--engine", "public-tree", "--algo", "dcfr", "--iterations", "2",
+                   "--out", out, *options])  # fmt: skip
+    assert run.status == 2 and f"{flag} is one of them" in run.err and len(run.err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []

@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -160,7 +161,12 @@ def run(args: argparse.Namespace) -> int:
     check_outputs(*(outputs(args.out) if neural else (args.out,)), args.curve, checkpoint_path)
     solver, seed = _resumed(args, saved) if saved is not None else _new_solver(args, algorithm)
     if isinstance(solver, PublicTreeSolver):
-        check_outputs(*strategy_paths(args.out))  # refused now, not after the run
+        arrays, sidecar = strategy_paths(args.out)  # the pair --out names, refused now rather than after the run
+        flag = "--checkpoint" if args.checkpoint else "--resume"
+        for option, other in (("--curve", args.curve), (flag, checkpoint_path)):
+            if other is not None and Path(other).resolve() in (arrays.resolve(), sidecar.resolve()):
+                raise InputError(f"--out {args.out} writes {arrays} and {sidecar}; {option} {other} is one of them")
+        check_outputs(arrays, sidecar, args.curve, checkpoint_path)
     elif not neural and args.out.endswith(".npz"):
         raise InputError(
             f"--out {args.out}: the compiled tree's solvers write a JSON policy; .npz names the public tree's "
