@@ -95,7 +95,7 @@ class Contender:
         self.first_call = 0.0
         """Seconds of the first step."""
         if scheme == NEURAL:
-            self.nodes, self.values, self.cdf, self.depth_bound = kernel_tree(tree)
+            self.nodes, self.values, self.cdf, self.depth_bound, _ = kernel_tree(tree)
             strategy = tree.uniform_strategy() * np.random.default_rng(NEURAL_SEED).random(tree.action_mask.shape)
             self.strategy = strategy * tree.action_mask / (strategy * tree.action_mask).sum(axis=1, keepdims=True)
             self.rng = np.random.default_rng(1).integers(0, 2**64, size=4, dtype=np.uint64, endpoint=False)

@@ -16,7 +16,10 @@ where they are absent (no schedule, or a file written before schedules existed) 
 A header without ``kind`` is a tabular one (written before neural checkpoints existed).
 A tabular header's ``engine`` is ``"tree"`` (the compiled tree; also when absent) or ``"public-tree"``: full-game
 CFR on a hold'em game's public tree (:class:`~cfr_agents.public_tree.solver.PublicTreeSolver`), which saves
-``regret``, ``cumulative``, ``sigma`` (arrays laid out as its strategies) and ``scalars``.
+``regret``, ``cumulative``, ``sigma`` (arrays laid out as its strategies) and ``scalars``, or ``"abstraction"``:
+a sampled solver on a limit hold'em game through a card abstraction
+(:class:`~cfr_agents.abstract_game.AbstractGame`), whose header also names the abstraction's directory
+(``abstraction``) and the digest of its tables (``abstraction_sha256``).
 
 Full-tree solvers save ``regret``, ``cumulative``, ``sigma``, ``reach`` and ``scalars``
 (iteration, average-weight scale); sampled solvers save ``regret``, ``cumulative``, ``log_at``,
@@ -50,6 +53,7 @@ from typing import IO, Any, TypeAlias
 import numpy as np
 
 from adapters.inputs import MAX_CHECKPOINT_BYTES, InputError, open_regular
+from cfr_agents.abstract_game import AbstractGame
 from cfr_agents.files import replacing
 from cfr_agents.public_tree.solver import PublicTreeSolver
 from cfr_agents.public_tree.tree import PublicTree
@@ -62,7 +66,7 @@ from cfr_agents.tree import CompiledTree
 FORMAT = "cfr-agents-checkpoint"
 FORMAT_VERSION = 2
 KINDS = ("tabular", "neural")
-ENGINES = ("tree", "public-tree")
+ENGINES = ("tree", "public-tree", "abstraction")
 """What a tabular checkpoint's ``engine`` field may say (a header without one is ``"tree"``)."""
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 """How a ``.npz`` archive (a zip file, possibly empty) begins."""
@@ -90,7 +94,7 @@ class _Saved:
             if value is not None and value != mine:
                 raise CheckpointError(f"the checkpoint is for {name} {mine!r}, not {value!r}")
 
-    def _check_tree(self, tree: CompiledTree | PublicTree) -> None:
+    def _check_tree(self, tree: CompiledTree | PublicTree | AbstractGame) -> None:
         if (tree.game_id, tree.rules_fingerprint) != (self.game_id, self.rules_fingerprint):
             raise CheckpointError(
                 f"the checkpoint is for {self.game_id} with rules {self.rules_fingerprint}, "
@@ -108,13 +112,35 @@ class Checkpoint(_Saved):
     epsilon: float | None
     chance_draws: str | None
     engine: str = "tree"
-    """``"tree"``: a solver on the compiled tree; ``"public-tree"``: full-game CFR on a hold'em game's public tree."""
+    """``"tree"``: a solver on the compiled tree; ``"public-tree"``: full-game CFR on a hold'em game's public tree;
+    ``"abstraction"``: a sampled solver on an abstract game."""
+    abstraction: str | None = None
+    """The abstraction's directory (``"abstraction"`` engine)."""
+    abstraction_sha256: str | None = None
 
-    def solver(self, tree: CompiledTree) -> Solver:
-        """A solver in exactly the saved state, on ``tree`` (which must be the checkpoint's game and rules)."""
+    def abstract_game(self, path: str | os.PathLike[str] | None = None) -> AbstractGame:
+        """The abstract game of the abstraction in ``path`` (by default the directory the checkpoint names), which
+        must be the one the checkpoint was trained on."""
+        if self.engine != "abstraction" or self.abstraction is None:
+            raise CheckpointError(f"the checkpoint was not written by a solver on an abstraction of {self.game_id}")
+        game = AbstractGame.load(self.abstraction if path is None else path, self.game_id)
+        if game.abstraction_sha256 != self.abstraction_sha256:
+            raise CheckpointError(
+                f"the checkpoint was trained on the abstraction {self.abstraction_sha256}; {str(game.source)!r} is "
+                f"another ({game.abstraction_sha256})"
+            )
+        return game
+
+    def solver(self, tree: CompiledTree | AbstractGame) -> Solver:
+        """A solver in exactly the saved state, on ``tree`` (which must be the checkpoint's game and rules, and for
+        an abstract game the checkpoint's abstraction)."""
         self._check_tree(tree)
-        if self.engine != "tree":
-            raise CheckpointError(f"the checkpoint was written by full-game CFR on {self.game_id}'s public tree")
+        if isinstance(tree, AbstractGame) and tree.abstraction_sha256 != self.abstraction_sha256:
+            raise CheckpointError(f"the checkpoint was trained on another abstraction ({self.abstraction_sha256})")
+        if self.engine != ("abstraction" if isinstance(tree, AbstractGame) else "tree"):
+            where = {"public-tree": "full-game CFR on its public tree", "abstraction": "a solver on an abstraction"}
+            written = where.get(self.engine, "a solver on its compiled tree")
+            raise CheckpointError(f"the checkpoint of {self.game_id} was written by {written}")
         try:
             solver = make_solver(
                 tree,
@@ -202,10 +228,11 @@ def save_checkpoint(
             else None
         )
         assert isinstance(solver, Solver | PublicTreeSolver)
+        abstract = solver.tree if isinstance(solver.tree, AbstractGame) else None
         header = {
             **common,
             "kind": "tabular",
-            "engine": "public-tree" if isinstance(solver, PublicTreeSolver) else "tree",
+            "engine": "public-tree" if isinstance(solver, PublicTreeSolver) else "abstraction" if abstract else "tree",
             **identity,
             "algorithm": solver.algorithm,
             "rule": solver.rule.parameters(),
@@ -214,6 +241,10 @@ def save_checkpoint(
             "epsilon": scheme[2] if scheme else None,
             "chance_draws": scheme[3] if scheme else None,
         }
+        if abstract is not None:
+            if abstract.source is None:
+                raise CheckpointError("a solver on an abstraction that is not in a directory cannot be checkpointed")
+            header |= {"abstraction": str(abstract.source), "abstraction_sha256": abstract.abstraction_sha256}
     header |= {"seed": seed, "iteration": solver.iteration, "arrays": sorted(state)}
     arrays: dict[str, Any] = {"header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **state}
     with replacing(path) as temporary, temporary.open("wb") as handle:
@@ -340,8 +371,13 @@ def _from_arrays(arrays: dict[str, np.ndarray], source: str) -> AnyCheckpoint:
     if header["sampling"] != "none" and header["sampling"] not in SCHEMES:
         raise fail(f"names unknown sampling scheme {header['sampling']!r}")
     engine = header.get("engine", "tree")
-    if engine not in ENGINES or (engine == "public-tree" and header["sampling"] != "none"):
-        raise fail(f"names unknown engine {engine!r} (or one that does not sample)")
+    samples = header["sampling"] != "none"
+    if engine not in ENGINES or (engine == "public-tree" and samples) or (engine == "abstraction" and not samples):
+        raise fail(f"names unknown engine {engine!r} (or one that does not sample as it would)")
+    if engine == "abstraction" and not all(
+        isinstance(header.get(k), str) for k in ("abstraction", "abstraction_sha256")
+    ):
+        raise fail("has no valid 'abstraction' and 'abstraction_sha256' fields")
     return Checkpoint(
         **common,
         rule=_rule(header["rule"], fail),
@@ -350,6 +386,8 @@ def _from_arrays(arrays: dict[str, np.ndarray], source: str) -> AnyCheckpoint:
         epsilon=_optional(header, "epsilon", float, fail),
         chance_draws=_optional(header, "chance_draws", str, fail),
         engine=engine,
+        abstraction=header.get("abstraction") if engine == "abstraction" else None,
+        abstraction_sha256=header.get("abstraction_sha256") if engine == "abstraction" else None,
     )
 
 

@@ -104,7 +104,8 @@ def check_no_overwrite(
         if identity is not None:
             inputs.setdefault(identity, read)
     written = [Path(output), *(Path(output) / name for name in holds)]
-    written += [Path(output).with_suffix(suffix) for suffix in beside if Path(output).suffix != suffix]
+    if Path(output).name:  # '' and '.' name no file to write beside (what writes them refuses them)
+        written += [Path(output).with_suffix(suffix) for suffix in beside if Path(output).suffix != suffix]
     for path in written:
         identity = file_identity(path)
         overwritten = None if identity is None else inputs.get(identity)

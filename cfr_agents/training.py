@@ -27,6 +27,7 @@ import numpy as np
 import psutil
 
 from adapters.inputs import InputError, Interval
+from cfr_agents.abstract_game import AbstractGame
 from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.tree import CompiledTree, FloatArray
 
@@ -43,8 +44,9 @@ class Trainable(Protocol):
     """What :func:`train` needs of a solver: the surface every solver here has (full-tree, sampled, neural)."""
 
     @property
-    def tree(self) -> CompiledTree | PublicTree:
-        """The game the solver runs on: a compiled tree, or a hold'em game's public tree."""
+    def tree(self) -> CompiledTree | PublicTree | AbstractGame:
+        """The game the solver runs on: a compiled tree, a hold'em game's public tree, or a hold'em game through
+        a card abstraction."""
 
     @property
     def algorithm(self) -> str: ...
@@ -117,6 +119,7 @@ class TrainingRun:
     """Time spent in this run's iterations."""
     check_seconds: float
     nash_conv: float
+    """Of the average strategy at the end; NaN where nothing scores the game exactly."""
     stopped_by: str
     """One of :data:`STOPPED_BY`: ``"iterations"``, ``"time_limit"`` or ``"target_nash_conv"``."""
     curve: tuple[CurvePoint, ...]
@@ -186,7 +189,7 @@ def check_finite(solver: Trainable) -> None:
 def train(
     solver: Trainable,
     stop: StopRule,
-    nash_conv: Callable[[Any, FloatArray], float],
+    nash_conv: Callable[[Any, FloatArray], float] | None,
     *,
     record_curve: bool = False,
     every: int | Callable[[int], Iterator[int]] | None = None,
@@ -205,8 +208,12 @@ def train(
     stops at an iteration that depends on the inputs alone; else after the run's first iteration and
     then at a spacing that keeps the checks' share of this run's time near :data:`CHECK_SHARE`.
     ``on_progress(iteration, last NashConv)`` is called after every batch of iterations. The average
-    strategy is checked to be finite whenever it is measured, and the whole state at the end.
+    strategy is checked to be finite whenever it is measured, and the whole state at the end. Without
+    ``nash_conv`` (a game nothing here scores exactly) nothing is measured: no curve, no target, and the run's
+    NashConv is NaN.
     """
+    if nash_conv is None and (record_curve or every is not None or stop.target_nash_conv is not None):
+        raise InputError(f"{solver.tree.game_id} has no exact NashConv here: no curve, no target NashConv")
     tree = solver.tree
     started_at = solver.iteration
     curve: list[CurvePoint] = []
@@ -234,7 +241,7 @@ def train(
                     f"{solver.algorithm}: its average strategy holds values that are not finite "
                     f"at iteration {solver.iteration}"
                 )
-            measured[solver.iteration] = nash_conv(tree, strategy)
+            measured[solver.iteration] = math.nan if nash_conv is None else nash_conv(tree, strategy)
             checks += time.perf_counter() - started
         return measured[solver.iteration]
 

@@ -63,6 +63,7 @@ from adapters.inputs import InputError
 from adapters.openspiel import OpenSpielState
 from adapters.pyspiel_game import BridgedGame, BridgedState, openspiel_game_of
 from adapters.rlcard import PREFIX, RLCardGame, RLCardState
+from cfr_agents.abstract_strategy import AbstractStrategy
 from cfr_agents.neural_policy import NeuralPolicy
 from cfr_agents.policy import Policy
 from cfr_agents.public_tree.strategy_file import PublicStrategy
@@ -395,6 +396,27 @@ class PublicStrategyAgent(Agent):
         return self.raw.openspiel_policy()
 
 
+class AbstractStrategyAgent(Agent):
+    """A strategy of a limit hold'em game through a card abstraction
+    (:class:`~cfr_agents.abstract_strategy.AbstractStrategy`): on a compiled tree (the small hold'em games) and in
+    OpenSpiel's game it plays by ``action_probabilities(state)``; :mod:`eval.holdem` asks it a public node at a
+    time."""
+
+    raw: AbstractStrategy
+    infoset_only = True
+
+    def __init__(self, strategy: AbstractStrategy) -> None:
+        self.raw = strategy
+
+    def strategy(self, tree: CompiledTree) -> FloatArray:
+        if tree.game_id != self.raw.game_id:
+            raise InputError(f"the abstract strategy is for {self.raw.game_id}, not {tree.game_id}")
+        return openspiel_strategy(self.raw.openspiel_policy(), tree)
+
+    def openspiel_player(self) -> Any:
+        return self.raw.openspiel_policy()
+
+
 class OpenSpielAgent(Agent):
     """An OpenSpiel policy: ``action_probabilities(state)`` at a state of every infoset (RLCard's games
     through the game bridged into OpenSpiel). OpenSpiel's tables (``TabularPolicy``, ``UniformRandomPolicy``)
@@ -479,6 +501,8 @@ def as_agent(agent: object) -> Agent:
         return NetworkAgent(agent)
     if isinstance(agent, PublicStrategy):
         return PublicStrategyAgent(agent)
+    if isinstance(agent, AbstractStrategy):
+        return AbstractStrategyAgent(agent)
     if isinstance(agent, openspiel_policy.Policy | pyspiel.Policy):
         return OpenSpielAgent(agent)
     if hasattr(agent, "eval_step") and hasattr(agent, "use_raw"):

@@ -50,6 +50,7 @@ from adapters.holdem.betting import DEAL, DECISION
 from adapters.holdem.rules import limit_rules
 from adapters.inputs import InputError, UnsupportedGameError, read_json
 from adapters.openspiel import PREFIX
+from cfr_agents.abstract_game import AbstractGame, IntArray
 from cfr_agents.files import check_outputs
 from cfr_agents.public_tree import public_by_default, public_tree
 from cfr_agents.public_tree.engine import (
@@ -63,7 +64,7 @@ from cfr_agents.public_tree.engine import (
 )
 from cfr_agents.public_tree.strategy_file import PublicStrategy, layout_fingerprint, save_strategy, strategy_paths
 from cfr_agents.public_tree.tree import PublicTree
-from eval.agents import Agent, AgentQueryError, PublicStrategyAgent, as_agent, describe
+from eval.agents import AbstractStrategyAgent, Agent, AgentQueryError, PublicStrategyAgent, as_agent, describe
 from eval.environments import OpenSpielPolicy
 from eval.exploitability import Exploitability, public_exploitability
 from eval.head_to_head import HeadToHead
@@ -129,6 +130,31 @@ class ArrayHands:
         block = self.strategy[base : base + n * hands].reshape(n, hands)
         read: FloatArray = block[:, tree.permutations[where.permutation[segment]]]
         return read
+
+
+@dataclass(frozen=True, eq=False)
+class AbstractHands:
+    """A strategy of an abstract game (:class:`~cfr_agents.abstract_game.AbstractGame`), one row per betting node
+    and bucket: hand :math:`h` at betting node :math:`d` plays row :math:`(d, b_r(h, B))`, its bucket on the
+    segment's board. Suit-canonical, as buckets are."""
+
+    game: AbstractGame
+    strategy: FloatArray
+    """``(rows, 3)``."""
+    _buckets: dict[tuple[int, int], IntArray] = field(default_factory=dict, repr=False)
+
+    def probabilities(self, tree: PublicTree, segment: int, node: int) -> FloatArray:
+        if tree.game_id != self.game.game_id:
+            raise InputError(f"a strategy of {self.game.game_id} cannot be read on the public tree of {tree.game_id}")
+        round_ = int(tree.betting.round[node])
+        buckets = self._buckets.get((segment, round_))
+        if buckets is None:
+            board = [card for cards in tree.segments.boards[segment][: round_ + 1] for card in cards]
+            buckets = np.maximum(self.game.hand_buckets(round_, tree.hands, board), 0)  # -1: no deal reaches it
+            self._buckets[(segment, round_)] = buckets
+        n = int(tree.betting.num_children[node])
+        block: FloatArray = self.strategy[self.game.row_base[node] + buckets, :n].T
+        return block
 
 
 class UniformHands:
@@ -204,17 +230,19 @@ def _actions_to(tree: PublicTree, segment: int, node: int) -> list[int]:
 
 def is_batched(agent: HandStrategy) -> bool:
     """Whether ``agent`` answers a public node without a query per hand (a strategy array, ``random``)."""
-    return isinstance(agent, ArrayHands | UniformHands)
+    return isinstance(agent, ArrayHands | UniformHands | AbstractHands)
 
 
 def hand_strategy(agent: object) -> HandStrategy:
     """``agent`` (anything :func:`eval.agents.as_agent` takes) asked a public node at a time: a strategy file's
     array, ``random``'s uniform strategy, or any other agent's OpenSpiel policy state by state."""
-    if isinstance(agent, ArrayHands | UniformHands | StateHands):
+    if isinstance(agent, ArrayHands | UniformHands | StateHands | AbstractHands):
         return agent
     normalised: Agent = as_agent(agent)
     if isinstance(normalised, PublicStrategyAgent):
         return ArrayHands(normalised.raw.tree, normalised.raw.strategy)
+    if isinstance(normalised, AbstractStrategyAgent):
+        return AbstractHands(normalised.raw.game, normalised.raw.strategy)
     if isinstance(normalised.raw, UniformRandomPolicy):
         return UniformHands()
     return StateHands(normalised.openspiel_player(), describe(normalised.raw))

@@ -3,20 +3,39 @@ the solver, the tree, the times and the exact NashConv of the policy or model it
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.inputs import InputError
+from cfr_agents.abstract_game import AbstractGame
 from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.training import Trainable, TrainingRun
 from cfr_agents.tree import CompiledTree, FloatArray
+from eval import holdem
 from eval.exploitability import exploitability_of_strategy, public_exploitability
 
 
-def nash_conv(tree: CompiledTree | PublicTree, strategy: FloatArray) -> float:
-    """The exact NashConv of ``strategy``: what :func:`cfr_agents.training.train` checks with."""
+def nash_conv(tree: CompiledTree | PublicTree | AbstractGame, strategy: FloatArray) -> float:
+    """The exact NashConv of ``strategy``: what :func:`cfr_agents.training.train` checks with. A strategy of an
+    abstract game is scored on the game's public tree (:func:`scores_exactly`)."""
+    if isinstance(tree, AbstractGame):
+        return holdem.exploitability(holdem.game_tree(tree.game_id), holdem.AbstractHands(tree, strategy)).nash_conv
     if isinstance(tree, PublicTree):
         return public_exploitability(tree, strategy).nash_conv
     return exploitability_of_strategy(tree, strategy).nash_conv
+
+
+def scores_exactly(tree: CompiledTree | PublicTree | AbstractGame) -> bool:
+    """Whether :func:`nash_conv` scores strategies of ``tree``: every compiled or public tree, and an abstract game
+    whose public tree one machine builds (``fhp``, the small hold'em games; not ``hulh`` or RLCard's game)."""
+    if not isinstance(tree, AbstractGame):
+        return True
+    try:
+        holdem.game_tree(tree.game_id)
+    except InputError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -47,9 +66,10 @@ class TrainReport:
     check_seconds: float
     iterations_per_second: float | None
     """``iterations_run / solve_seconds``; ``None`` when no time was measured."""
-    nash_conv: float
-    """Of what was saved: the policy, or the model as it plays (an SD-CFR model may keep a few networks only)."""
-    exploitability: float
+    nash_conv: float | None
+    """Of what was saved: the policy, or the model as it plays (an SD-CFR model may keep a few networks only);
+    ``None`` where nothing scores the game exactly (:func:`scores_exactly`)."""
+    exploitability: float | None
     peak_rss_mb: float
     out: str
     checkpoint: str | None
@@ -93,8 +113,8 @@ def train_report(
         solve_seconds=training.solve_seconds,
         check_seconds=training.check_seconds,
         iterations_per_second=training.iterations_per_second,
-        nash_conv=measured,
-        exploitability=measured / 2,
+        nash_conv=None if math.isnan(measured) else measured,
+        exploitability=None if math.isnan(measured) else measured / 2,
         peak_rss_mb=training.peak_rss_mb,
         out=out,
         checkpoint=checkpoint,

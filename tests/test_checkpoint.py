@@ -213,6 +213,7 @@ def test_a_state_that_is_not_finite_is_never_saved(tmp_path: Path) -> None:
     from adapters.inputs import InputError
     from cfr_agents.policy import Policy
     from cfr_agents.training import StopRule, train
+    from cfr_agents.tree import CompiledTree
     from eval.train_report import nash_conv
 
     solver = make_solver(tree("openspiel:kuhn_poker"), "cfr")
@@ -226,6 +227,7 @@ def test_a_state_that_is_not_finite_is_never_saved(tmp_path: Path) -> None:
         train(solver, StopRule(iterations=3), nash_conv)
     strategy = solver.average_strategy()
     strategy[3] = np.nan  # as a normalised average of non-finite weights would be
+    assert isinstance(solver.tree, CompiledTree)
     policy = Policy.from_strategy(solver.tree, strategy, algorithm="cfr", parameters={}, iterations=3)
     with pytest.raises(InputError, match="the cfr policy holds probabilities that are not finite; nothing was saved"):
         policy.save(tmp_path / "p.json")

@@ -105,7 +105,8 @@ def regular_files(root: Path) -> dict[Path, str]:
 @pytest.fixture(scope="session")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A directory of valid inputs -- ``kuhn.json`` (a policy), ``log.jsonl`` (a hand log), ``curve.csv``,
-    ``k.npz`` (a checkpoint), ``frontier.json``, ``learning.json`` -- and the special files of :data:`SPECIAL`."""
+    ``k.npz`` (a checkpoint), ``frontier.json``, ``learning.json``, ``abstraction`` (a card abstraction's
+    directory) -- and the special files of :data:`SPECIAL`."""
     folder = tmp_path_factory.mktemp("inputs")
     Policy.uniform(tree(KUHN)).save(folder / "kuhn.json")
     train = ["train", "--game", KUHN, "--algo", "dcfr", "--iterations", "20", "--quiet", "--out", "p.json"]
@@ -113,6 +114,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         [*train, "--curve", "curve.csv", "--checkpoint", "k.npz"],
         ["match", "kuhn.json", "random", "--game", KUHN, "--hands", "20", "--quiet", "--log", "log.jsonl"],
         ["exploit", "random", "--game", KUHN, "--frontier", "--points", "3", "--no-lp", "--quiet", "--out", "fr"],
+        ["abstraction", "build", "--game", "holdem-6", "--quiet", "--out", "abstraction"],
     ]
     for argv in steps:
         assert run(argv, folder).status == 0
@@ -252,7 +254,14 @@ SPECIAL = ("/dev/zero", "/dev/null", "/dev/urandom", "pipe", "folder")
 (the last two in :func:`inputs`)."""
 
 INPUT_RUNS: dict[str, dict[str, list[str]]] = {
-    "train": {"resume": ["k.npz"], "checkpoint": ["k2.npz"], "iterations": ["40"], "quiet": [], "out": ["p2.json"]},
+    "train": {
+        "resume": ["k.npz"],
+        "checkpoint": ["k2.npz"],
+        "iterations": ["40"],
+        "quiet": [],
+        "out": ["p2.json"],
+        "abstraction": ["abstraction"],
+    },
     "exploitability": {"agent": ["kuhn.json"]},
     "opponents": {"game": [KUHN], "table": ["random"]},
     "best-response": {"agent": ["kuhn.json"], "out": ["br.json"]},
@@ -271,6 +280,7 @@ INPUT_RUNS: dict[str, dict[str, list[str]]] = {
     "plot frontier": {"file": ["frontier.json"], "out": ["f.png"]},
     "plot learning": {"file": ["learning.json"], "out": ["l.png"]},
     "lbr": {"agent": ["kuhn.json"], "game": ["holdem-6"], "hands": ["0"]},
+    "abstraction show": {"directory": ["abstraction"]},
 }
 """For each command with inputs, a run on the valid files of :func:`inputs`: ``dest`` -> its values."""
 

@@ -70,7 +70,7 @@ def test_traversal_regrets_are_unbiased_samples_of_the_counterfactual_regrets(ga
     traversals, estimate the counterfactual regret r(I, a) of the uniform profile. Cells are
     checked to 4.5 standard errors where at least 200 samples make the normal approximation hold."""
     compiled = tree(game_id)
-    nodes, values, cdf, depth_bound = kernel_tree(compiled)
+    nodes, values, cdf, depth_bound, _ = kernel_tree(compiled)
     current = compiled.uniform_strategy()
     traversals = 20_000
     own_bound, other_bound = traversal.visit_bounds(nodes)[player] * traversals

@@ -45,6 +45,8 @@ NOT_PATHS = {
     ("sweep", "grid"),
     ("sweep", "ray"),
     ("lbr", "game"),
+    ("abstraction build", "game"),
+    ("abstraction build", "buckets"),
 }
 """Arguments that take free text but name no file: ``(command, dest)``."""
 
@@ -228,3 +230,12 @@ def test_a_suffix_that_names_no_format_is_refused(curve: Path, tmp_path: Path, n
     status, _, err = run_cli(["plot", "curves", str(curve), "--out", str(tmp_path / name)])
     assert status == 2 and err.count("\n") == 1 and ".png, .pdf" in err, err
     assert not (tmp_path / name).exists()
+
+
+@pytest.mark.parametrize("out", ["", "."])
+def test_an_output_that_names_no_file_is_refused_in_one_line(out: str) -> None:
+    """``--out ''`` names no file to write the weights beside: refused as the directory it is, not a traceback."""
+    status, _, err = run_cli(
+        ["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "3", "--out", out]
+    )
+    assert status == 2 and "is a directory" in err and len(err.strip().splitlines()) == 1, err

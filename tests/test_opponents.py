@@ -34,12 +34,14 @@ NETWORKS = ("nfsp", "deep-cfr", "sd-cfr")
 
 LIMIT = ("rlcard-limit-rule-v1", "always-call", "always-raise")
 """The families of ``rlcard:limit-holdem`` alone."""
+LIMIT_MODELS = ("rlcard-nfsp", "rlcard-dqn")
+"""The families whose models ship for ``rlcard:limit-holdem`` (``rlcard-dqn`` for it alone)."""
 
 
 def test_every_family_is_available_where_it_applies() -> None:
-    expected = [name for name in FAMILIES if name != "openspiel-nfsp" and name not in LIMIT]
+    expected = [name for name in FAMILIES if name not in ("openspiel-nfsp", "rlcard-dqn") and name not in LIMIT]
     assert [f.name for f in available("rlcard:leduc-holdem")] == expected
-    assert [f.name for f in available("rlcard:limit-holdem")] == ["random", *LIMIT]
+    assert [f.name for f in available("rlcard:limit-holdem")] == ["random", *LIMIT, *LIMIT_MODELS]
     assert [f.name for f in available("openspiel:leduc_poker")] == [
         "random",
         "openspiel-nfsp",
@@ -286,7 +288,7 @@ def test_every_family_is_one_registry_spec() -> None:
     """A trainable family's spec says how it trains, saves and loads; the command offers exactly those."""
     from eval.opponents import TRAINABLE
 
-    assert set(TRAINABLE) == {"rlcard-cfr", "rlcard-nfsp", "openspiel-nfsp", "deep-cfr", "sd-cfr"}
+    assert set(TRAINABLE) == {"rlcard-cfr", "rlcard-nfsp", "rlcard-dqn", "openspiel-nfsp", "deep-cfr", "sd-cfr"}
     for name, training in TRAINABLE.items():
         assert FAMILIES[name].training is training and training.presets, name
         assert FAMILIES[name].needs_torch == (name != "rlcard-cfr")

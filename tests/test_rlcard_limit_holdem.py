@@ -13,6 +13,7 @@ import rlcard
 import adapters
 from adapters.base import State
 from adapters.rlcard import RLCardGame
+from eval.opponents import shipped_model
 from tests.support import run_cli
 
 GAME = "rlcard:limit-holdem"
@@ -195,4 +196,5 @@ def test_a_match_in_rlcards_env_has_no_exact_value_and_aivat_is_refused() -> Non
     assert refused.status == 2 and "has none" in refused.err and len(refused.err.strip().splitlines()) == 1
     listed = run_cli(["opponents", "--game", GAME, "--json"])
     names = [entry["name"] for entry in json.loads(listed.out)["opponents"]]
-    assert names == ["random", "rlcard-limit-rule-v1", "always-call", "always-raise"]
+    models = [name for name in ("rlcard-nfsp", "rlcard-dqn") if shipped_model(name, game()).is_file()]
+    assert names == ["random", "rlcard-limit-rule-v1", "always-call", "always-raise", *models]

@@ -271,13 +271,13 @@ def test_a_state_of_another_game_or_where_no_player_acts_is_refused(saved: Path)
 def test_an_interrupted_save_leaves_the_previous_files_whole(saved: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl-C after the new archive is written but before it is renamed into place: the old pair stays."""
     before = {path.name: path.read_bytes() for path in saved.parent.iterdir()}
-    real = strategy_file._write_probabilities
+    real = strategy_file.write_probabilities
 
     def interrupted(handle: Any, strategy: Any) -> None:
         real(handle, strategy)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(strategy_file, "_write_probabilities", interrupted)
+    monkeypatch.setattr(strategy_file, "write_probabilities", interrupted)
     with pytest.raises(KeyboardInterrupt):
         save(saved, uniform_rows())
     assert {path.name: path.read_bytes() for path in saved.parent.iterdir()} == before

@@ -14,8 +14,11 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 import pytest
 
+from adapters.games import canonical_game_id
+from cfr_agents.abstraction import build_abstraction, class_counts, parse_spec, save_abstraction
 from cfr_agents.checkpoint import read_checkpoint
 from cfr_agents.cli.common import GLOBAL_OPTIONS
 from cfr_agents.solvers import ALGORITHMS, SCHEMES
@@ -52,6 +55,7 @@ VALUES: dict[str, list[str]] = {
     "--algo": [],  # the family's own, already given
     "--suit-isomorphism": ["--game", "openspiel:leduc_poker"],
     "--engine": ["tree"],
+    "--abstraction": ["abstraction", "--game", "holdem-6"],  # built in the run's folder
     "--sampling": ["external"],
     "--averaging": ["simple"],
     "--epsilon": ["0.5"],
@@ -150,6 +154,9 @@ def honoured(option: str, family: Family, result: CliRun, folder: Path) -> None:
         )
     elif option == "--sampling":
         assert report["sampling"] == "external"
+    elif option == "--abstraction":  # MCCFR on the engine, external sampling unless the family samples otherwise
+        assert report["game"] == canonical_game_id("holdem-6") and report["sampling"] != "none"
+        assert (folder / "p.npz").is_file()
     elif option == "--engine":  # Kuhn runs on the compiled tree; only the public tree's solver names its engine
         assert report["parameters"].get("engine", "tree") == "tree"
     elif option == "--target-nash-conv":  # any strategy of Kuhn has NashConv below 5: met at the first check
@@ -184,6 +191,9 @@ def test_an_option_is_honoured_or_refused_in_one_line_by_every_family(
         folder = tmp_path / family.name.replace(" ", "-")
         folder.mkdir()
         monkeypatch.chdir(folder)
+        if option == "--abstraction":
+            spec = parse_spec(None, class_counts("holdem-6"))
+            save_abstraction(build_abstraction("holdem-6", spec, np.random.default_rng(0)), folder / "abstraction")
         if option == "--resume":  # a checkpoint at iteration 1 (any strategy of Kuhn has NashConv below 5)
             argv = ["--iterations", "3", "--target-nash-conv", "5", "--checkpoint", "c.npz", "--out", "first.json"]
             assert run(family, *argv).status == 0

@@ -55,7 +55,7 @@ def _every_or_first(context: Probe, player: int, depth: int, code: int, infoset:
 
 @traversal_loop
 def _probe(player: int, kernel: KernelTree, u: float, stack: Stack, context: Probe) -> tuple[float, int]:
-    nodes, values, cdf, _ = kernel
+    nodes, values, cdf, _, deal = kernel
     rng = context.rng  # not drawn from: chance draws are stratified
     return walk(
         player,
@@ -70,13 +70,14 @@ def _probe(player: int, kernel: KernelTree, u: float, stack: Stack, context: Pro
         _every_or_first,
         _expected_value,
         context,
+        deal,
     )
 
 
 def brute_force(tree: KernelTree, sigma: np.ndarray, player: int, u: float, every: bool) -> tuple[float, int]:
     """By recursion: the value of the root and the number of nodes entered by a walk that opens a frame at
     every decision node, with stratified chance draws from ``u``."""
-    nodes, values, cdf, _ = tree
+    nodes, values, cdf, _, _ = tree
     entered = 0
 
     def value(node: int, u: float) -> float:
@@ -135,7 +136,7 @@ for scheme in sorted(SCHEMES):
     solver.run(20)
     state = b"".join(array.tobytes() for array in solver.state().values())
     report[scheme] = (hashlib.sha256(state).hexdigest(), solver.scheme.kernel.run.stats.cache_hits.total())
-nodes, values, cdf, depth_bound = kernel_tree(tree)
+nodes, values, cdf, depth_bound, _ = kernel_tree(tree)
 own, other = traversal.visit_bounds(nodes)[0] * 50
 buffers = np.empty(own, np.int64), np.zeros((own, 2)), np.empty(other, np.int64)
 rng = np.ones(4, np.uint64)

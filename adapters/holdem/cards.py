@@ -170,6 +170,17 @@ def hand_rank(cards: NDArray[np.int64], num_suits: int) -> int:
 
 
 @njit(cache=True)
+def cards_rank(hole: NDArray[np.int64], board: NDArray[np.int64], num_suits: int) -> int:
+    """:func:`hand_rank` of ``hole`` and ``board`` together, without building their union (no allocation)."""
+    cardset = 0
+    for card in hole:
+        cardset |= _card_bit(card, num_suits)
+    for card in board:
+        cardset |= _card_bit(card, num_suits)
+    return _rank_cardset(cardset)
+
+
+@njit(cache=True)
 def rank_hands(hands: NDArray[np.int64], board: NDArray[np.int64], num_suits: int) -> NDArray[np.int64]:
     """:func:`hand_rank` of each row of ``hands`` ``(H, k)`` together with ``board`` ``(m,)``: ``(H,)`` int64.
 

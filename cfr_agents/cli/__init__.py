@@ -20,6 +20,7 @@ from types import ModuleType
 from adapters.games import canonical_game_id
 from adapters.inputs import InputError, ParameterError
 from cfr_agents.cli import (
+    abstraction,
     best_response,
     exploitability,
     exploitation,
@@ -50,6 +51,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     tournament,
     exploitation,
     lbr,
+    abstraction,
     plot,
     sweep,
 )

@@ -23,6 +23,8 @@ import cfr_agents.cli.train_neural as train_neural
 from adapters import Game, load_game
 from adapters.holdem.rules import limit_rules
 from adapters.inputs import InputError
+from cfr_agents.abstract_game import AbstractGame
+from cfr_agents.abstract_strategy import save_abstract_strategy
 from cfr_agents.checkpoint import AnyCheckpoint, Checkpoint, NeuralCheckpoint, read_checkpoint, save_checkpoint
 from cfr_agents.cli.common import (
     Within,
@@ -41,11 +43,11 @@ from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES, TUNABLE, SampledSolver, make_solver
 from cfr_agents.solvers.full_tree import FullTreeSolver
 from cfr_agents.solvers.neural import NEURAL, NeuralSolver, infoset_tensors, make_neural_solver
-from cfr_agents.solvers.sampling import CHANCE_DRAWS, DEFAULT_EPSILON, EPSILON, check_sampling
-from cfr_agents.solvers.update_rule import ALPHA, BETA, GAMMA
+from cfr_agents.solvers.sampling import CHANCE_DRAWS, DEFAULT_EPSILON, EPSILON, check_sampling, table_bytes
+from cfr_agents.solvers.update_rule import ALPHA, BETA, GAMMA, UpdateRule
 from cfr_agents.training import NASH_CONV_TARGET, SECONDS, StopRule, Trainable, TrainingRun, curve_csv, train
-from cfr_agents.tree import CompiledTree, compile_tree
-from eval.train_report import nash_conv, train_report
+from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
+from eval.train_report import nash_conv, scores_exactly, train_report
 
 ENGINES = ("auto", "tree", "public-tree")
 CHECKPOINT_EVERY = 60.0
@@ -72,7 +74,18 @@ def register(commands: Any) -> None:
         help="auto (default): full-game CFR on the public tree for hold'em games past 12 cards (fhp, fhp-acpc, "
         "hulh, ...), the compiled tree for the rest; tree; public-tree (two-player limit universal_poker only)",
     )
-    command.add_argument("--sampling", choices=SAMPLING_CHOICES, help="none (full tree; default) or an MCCFR scheme")
+    command.add_argument(
+        "--sampling",
+        choices=SAMPLING_CHOICES,
+        help="none (full tree; default) or an MCCFR scheme (external by default with --abstraction)",
+    )
+    add_input(
+        command,
+        "--abstraction",
+        metavar="DIR",
+        help="train MCCFR on a limit hold'em game through this card abstraction (cfr-agents abstraction build): "
+        "no game tree in memory; --out names a .npz/.json strategy pair",
+    )
     command.add_argument("--averaging", metavar="MODE", help="average-strategy mode of the sampling scheme")
     command.add_argument(
         "--epsilon", type=real, help=f"outcome sampling's exploration, in {EPSILON} (default {DEFAULT_EPSILON})"
@@ -145,6 +158,8 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("--suit-isomorphism needs --game (the game its policy is for)")
         raise InputError("give --game and --algo (or --resume a checkpoint)")
     neural = algorithm in NEURAL
+    if neural and args.abstraction is not None:
+        raise InputError(f"--algo {algorithm} trains on the compiled tree, not through --abstraction")
     train_neural.refuse_inapplicable(args, algorithm)
     if args.iterations is None and args.target_nash_conv is None and args.time_limit is None:
         raise InputError("give --iterations, --target-nash-conv or --time-limit")
@@ -160,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
         train_neural.settings(args)  # refused now, before the game is built
     check_outputs(*(outputs(args.out) if neural else (args.out,)), args.curve, checkpoint_path)
     solver, seed = _resumed(args, saved) if saved is not None else _new_solver(args, algorithm)
-    if isinstance(solver, PublicTreeSolver):
+    if isinstance(solver, PublicTreeSolver) or isinstance(solver.tree, AbstractGame):
         arrays, sidecar = strategy_paths(args.out)  # the pair --out names, refused now rather than after the run
         flag = "--checkpoint" if args.checkpoint else "--resume"
         for option, other in (("--curve", args.curve), (flag, checkpoint_path)):
@@ -173,11 +188,17 @@ def run(args: argparse.Namespace) -> int:
             "strategy files (--engine public-tree)"
         )
     tree = solver.tree
+    scored = scores_exactly(tree)
+    if not scored and (args.target_nash_conv is not None or args.curve or args.eval_every is not None):
+        raise InputError(
+            f"nothing here scores {tree.game_id} exactly (no public tree fits one machine): "
+            "--target-nash-conv, --curve and --eval-every need NashConv"
+        )
     compile_seconds = solver.compile()  # Numba compiles or loads its cache here, outside the timed run
     if not args.json and not args.quiet:
         print(tree.summary(), file=sys.stderr)
-        if isinstance(tree, PublicTree):
-            needs, here = _gb(peak_bytes(tree)), _gb(_physical_bytes())
+        if isinstance(tree, PublicTree | AbstractGame):
+            needs, here = _gb(_peak_bytes(tree)), _gb(_physical_bytes())
             print(f"memory: about {needs} at the peak, of {here} here", file=sys.stderr)
     stop = StopRule(args.iterations, args.target_nash_conv, args.time_limit)
     save = (lambda: save_checkpoint(checkpoint_path, solver, seed, preset)) if checkpoint_path else None
@@ -185,7 +206,15 @@ def run(args: argparse.Namespace) -> int:
     every = CHECKPOINT_EVERY if args.checkpoint_every is None else args.checkpoint_every
     curve = bool(args.curve) or args.eval_every is not None
     training = _run_with_progress(
-        solver, stop, show=show, curve=curve, live=not neural, eval_every=args.eval_every, save=save, every=every
+        solver,
+        stop,
+        show=show,
+        curve=curve,
+        live=not neural and scored,
+        eval_every=args.eval_every,
+        save=save,
+        every=every,
+        score=nash_conv if scored else None,
     )
     if neural:
         assert isinstance(solver, NeuralSolver)
@@ -195,6 +224,16 @@ def run(args: argparse.Namespace) -> int:
         save_strategy(
             args.out,
             solver.tree,
+            solver.average_strategy(),
+            algorithm=solver.algorithm,
+            parameters={**solver.parameters(), "seed": seed},
+            iterations=solver.iteration,
+        )
+        model_nash_conv, policy_game = training.nash_conv, tree.game_id
+    elif isinstance(tree, AbstractGame):
+        save_abstract_strategy(
+            args.out,
+            tree,
             solver.average_strategy(),
             algorithm=solver.algorithm,
             parameters={**solver.parameters(), "seed": seed},
@@ -231,11 +270,16 @@ def run(args: argparse.Namespace) -> int:
         lifted = f" (lifted from {tree.game_id})" if policy_game != tree.game_id else ""
         rate = training.iterations_per_second
         speed = "too fast to time" if rate is None else f"{rate:,.0f} it/s" if rate >= 10 else f"{rate:.3g} it/s"
+        score = (
+            "NashConv not measured (nothing scores this game exactly)"
+            if report.nash_conv is None or report.exploitability is None
+            else f"NashConv {report.nash_conv:.6g} {tree.units}{_mbb(report.nash_conv, tree)}, "
+            f"exploitability {report.exploitability:.6g} {tree.units}"
+        )
         print(
             f"{report.algo}{scheme}: {training.iterations_run:,} iterations{resumed} in "
-            f"{training.solve_seconds:.3f} s ({speed}, stopped by {training.stopped_by}); "
-            f"NashConv {report.nash_conv:.6g} {tree.units}{_mbb(report.nash_conv, tree)}, "
-            f"exploitability {report.exploitability:.6g} {tree.units}; saved {args.out}{lifted}"
+            f"{training.solve_seconds:.3f} s ({speed}, stopped by {training.stopped_by}); {score}; "
+            f"saved {args.out}{lifted}"
         )
     return 0
 
@@ -258,6 +302,8 @@ def _solved_game(args: argparse.Namespace) -> Game | None:
 
 
 def _new_solver(args: argparse.Namespace, algorithm: str) -> tuple[Trainable, int]:
+    if args.abstraction is not None:
+        return _abstract_solver(args, algorithm)
     solved = _solved_game(args)
     if solved is None:
         raise InputError("give --game and --algo (or --resume a checkpoint)")
@@ -274,21 +320,10 @@ def _new_solver(args: argparse.Namespace, algorithm: str) -> tuple[Trainable, in
             raise InputError(f"--algo {algorithm} trains on the compiled tree; {args.game} runs on its public tree")
         tree = compile_tree(solved)
         return make_neural_solver(tree, infoset_tensors(tree), algorithm, train_neural.settings(args), rng=rng), seed
-    overrides = {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}
-    tunable = TUNABLE.get(algorithm, ())
-    if any(name not in tunable for name in overrides):
-        allowed = "; ".join(f"{algo}: --{'/--'.join(names)}" for algo, names in TUNABLE.items())
-        raise InputError(f"--{'/--'.join(overrides)} do not apply to --algo {algorithm} ({allowed})")
-    rule = replace(ALGORITHMS[algorithm], **overrides)
-    if rule.scheduled and args.iterations is not None:
-        rule = replace(rule, horizon=args.iterations)  # a schedule spans the run: T = --iterations
+    rule = _rule(args, algorithm)
     if _public_engine(args, solved):
         public = public_tree(solved.game_id)
-        if peak_bytes(public) > _physical_bytes():
-            raise InputError(
-                f"{args.game} needs about {_gb(peak_bytes(public))} of memory at the peak; this machine has "
-                f"{_gb(_physical_bytes())}"
-            )
+        _check_memory(public)
         return PublicTreeSolver(public, rule, algorithm), seed
     sampling = args.sampling or "none"
     if sampling != "none":
@@ -299,6 +334,49 @@ def _new_solver(args: argparse.Namespace, algorithm: str) -> tuple[Trainable, in
         rule,
         sampling=sampling,
         rng=rng,
+        averaging=args.averaging,
+        epsilon=args.epsilon,
+        chance_draws=args.chance_draws,
+    )
+    return solver, seed
+
+
+def _rule(args: argparse.Namespace, algorithm: str) -> UpdateRule:
+    """``algorithm``'s update rule with the parameters given (``--alpha``, ``--beta``, ``--gamma``)."""
+    overrides = {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}
+    tunable = TUNABLE.get(algorithm, ())
+    if any(name not in tunable for name in overrides):
+        allowed = "; ".join(f"{algo}: --{'/--'.join(names)}" for algo, names in TUNABLE.items())
+        raise InputError(f"--{'/--'.join(overrides)} do not apply to --algo {algorithm} ({allowed})")
+    rule = replace(ALGORITHMS[algorithm], **overrides)
+    if rule.scheduled and args.iterations is not None:
+        rule = replace(rule, horizon=args.iterations)  # a schedule spans the run: T = --iterations
+    return rule
+
+
+def _abstract_solver(args: argparse.Namespace, algorithm: str) -> tuple[Trainable, int]:
+    """MCCFR on ``--abstraction``'s game through it (``--game``, if given, must be that game)."""
+    for option, given in (("--engine", args.engine), ("--suit-isomorphism", args.suit_isomorphism or None)):
+        if given is not None:
+            raise InputError(f"{option} does not apply with --abstraction (the abstraction is the game trained)")
+    try:
+        game = AbstractGame.load(args.abstraction, args.game)
+    except InputError as error:
+        raise InputError(f"--abstraction: {error}") from None
+    _check_memory(game)
+    rule = _rule(args, algorithm)
+    if rule.predictive or rule.discount_first or rule.scheduled:
+        sampled = ", ".join(
+            name for name, r in ALGORITHMS.items() if not (r.predictive or r.discount_first or r.scheduled)
+        )
+        raise InputError(f"--algo {algorithm} runs on a full tree; --abstraction trains MCCFR with {sampled}")
+    seed = 0 if args.seed is None else args.seed
+    solver = make_solver(
+        game,
+        algorithm,
+        rule,
+        sampling=args.sampling or "external",
+        rng=np.random.default_rng(seed),
         averaging=args.averaging,
         epsilon=args.epsilon,
         chance_draws=args.chance_draws,
@@ -325,6 +403,10 @@ def _resumed(args: argparse.Namespace, saved: AnyCheckpoint) -> tuple[Trainable,
             if args.engine == "tree":
                 raise InputError("the checkpoint was written by --engine public-tree, not tree")
             return saved.public_solver(public_tree(saved.game_id)), saved.seed
+        if saved.engine == "abstraction":
+            return saved.solver(saved.abstract_game(args.abstraction)), saved.seed
+    if args.abstraction is not None:
+        raise InputError("the checkpoint was not written by a solver on an abstraction: drop --abstraction")
     if args.engine == "public-tree":
         raise InputError("the checkpoint was written by a solver on the compiled tree, not --engine public-tree")
     tree: CompiledTree = compile_tree(load_game(saved.game_id))
@@ -349,6 +431,21 @@ _NOT_PUBLIC = (
 )
 
 
+def _peak_bytes(tree: PublicTree | AbstractGame) -> int:
+    """The memory training on ``tree`` needs at its peak: full-game CFR's on a public tree, MCCFR's tables and the
+    abstraction on an abstract game."""
+    return peak_bytes(tree) if isinstance(tree, PublicTree) else table_bytes(tree)
+
+
+def _check_memory(tree: PublicTree | AbstractGame) -> None:
+    """Refuse, before its tables are allocated, a run that needs more memory than the machine has."""
+    if _peak_bytes(tree) > _physical_bytes():
+        raise InputError(
+            f"{tree.game_id} needs about {_gb(_peak_bytes(tree))} of memory at the peak; this machine has "
+            f"{_gb(_physical_bytes())}"
+        )
+
+
 def _physical_bytes() -> int:
     """The machine's memory, in bytes."""
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -359,10 +456,12 @@ def _gb(size: int) -> str:
     return f"{size / 1e9:.1f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"
 
 
-def _mbb(value: float, tree: CompiledTree | PublicTree) -> str:
+def _mbb(value: float, tree: CompiledTree | PublicTree | AbstractGame) -> str:
     """`` (N mbb/g)`` for hold'em games (thousandths of a big blind) and games paid in big blinds."""
     if isinstance(tree, PublicTree):
         return f" ({value / tree.rules.big_blind * 1000:.4g} mbb/g)"
+    if isinstance(tree, AbstractGame):
+        return f" ({value * tree.engine.payoff_scale / tree.engine.rules.big_blind * 1000:.4g} mbb/g)"
     return mbb(value, tree.units)
 
 
@@ -397,6 +496,7 @@ def _run_with_progress(
     eval_every: int | None,
     save: Callable[[], None] | None,
     every: float,
+    score: Callable[[Any, FloatArray], float] | None = nash_conv,
 ) -> TrainingRun:
     """Train with a progress bar; checkpoint every ``every`` seconds, and on Ctrl-C before exiting.
 
@@ -430,4 +530,4 @@ def _run_with_progress(
                 raise KeyboardInterrupt("checkpoint written" if save is not None else "")
 
         record = curve or (live and not bar.disable)
-        return train(solver, stop, nash_conv, record_curve=record, every=eval_every, on_progress=progress)
+        return train(solver, stop, score, record_curve=record, every=eval_every, on_progress=progress)

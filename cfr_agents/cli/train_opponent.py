@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapters.inputs import InputError
 from cfr_agents.cli.common import Within, mbb, non_negative_int, positive_int
@@ -13,15 +13,20 @@ from cfr_agents.cli.paths import add_output
 from cfr_agents.files import check_writable
 from cfr_agents.training import NASH_CONV_TARGET
 
+if TYPE_CHECKING:
+    from eval.opponents.provenance import Provenance
+
 
 def register(commands: Any) -> None:
     from eval.opponents import TRAINABLE
 
-    command = commands.add_parser("train-opponent", help="train RLCard's or OpenSpiel's NFSP, or RLCard's CFRAgent")
+    command = commands.add_parser(
+        "train-opponent", help="train RLCard's DQN or NFSP, OpenSpiel's NFSP, or RLCard's CFRAgent"
+    )
     command.add_argument("kind", choices=TRAINABLE, help="opponent family")
     command.add_argument("--game", required=True, help="rlcard:<env id> or openspiel:<game string>")
     amount = command.add_mutually_exclusive_group(required=True)
-    amount.add_argument("--episodes", type=positive_int, help="self-play episodes (NFSP)")
+    amount.add_argument("--episodes", type=positive_int, help="episodes (NFSP, DQN)")
     amount.add_argument("--iterations", type=positive_int, help="CFRAgent.train() iterations (rlcard-cfr)")
     command.add_argument("--seed", type=non_negative_int, required=True, help="seed of every generator training uses")
     presets = "; ".join(f"{kind}: {', '.join(training.presets)}" for kind, training in TRAINABLE.items())
@@ -104,9 +109,16 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({**provenance.to_json(), "out": args.out}))
     else:
-        print(
-            f"{args.kind} on {provenance.game}: {provenance.describe()}; NashConv {provenance.nash_conv:.6g} "
-            f"{provenance.units}{mbb(provenance.nash_conv, provenance.units)}, exploitability "
-            f"{provenance.exploitability:.6g} {provenance.units}; saved {args.out}"
-        )
+        print(f"{args.kind} on {provenance.game}: {_measured(provenance)}; saved {args.out}")
     return 0
+
+
+def _measured(provenance: Provenance) -> str:
+    """What was trained and how exploitable it is, or, where no compiled tree gives NashConv, what was measured."""
+    if provenance.nash_conv is None:
+        return provenance.describe()  # it says NashConv was not computed, and the evaluation made instead
+    return (
+        f"{provenance.describe()}; NashConv {provenance.nash_conv:.6g} {provenance.units}"
+        f"{mbb(provenance.nash_conv, provenance.units)}, exploitability {provenance.exploitability:.6g} "
+        f"{provenance.units}"
+    )

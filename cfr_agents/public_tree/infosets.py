@@ -22,6 +22,15 @@ from cfr_agents.public_tree.tree import PublicTree
 _FIELDS = re.compile(r"\[Private: ([^\]]*)\]\[Public: ([^\]]*)\]\[Sequences: ([^\]]*)\]")
 
 
+def information_state_fields(information_state: str, num_suits: int) -> tuple[list[int], list[int], str]:
+    """The hole cards, the board cards and the betting (``Sequences``) of a ``universal_poker`` information
+    state."""
+    found = _FIELDS.search(information_state)
+    if found is None:
+        raise InputError(f"not a universal_poker information state: {information_state!r}")
+    return parse_cards(found.group(1), num_suits), parse_cards(found.group(2), num_suits), found.group(3)
+
+
 @dataclass(frozen=True)
 class Location:
     """An information state's place in a strategy array: its block's start, the number of actions, the hand."""
@@ -66,15 +75,11 @@ class Locator:
 
     def locate(self, information_state: str) -> Location:
         """The segment, betting node and hand of an OpenSpiel information-state string."""
-        found = _FIELDS.search(information_state)
-        if found is None:
-            raise InputError(f"not a universal_poker information state: {information_state!r}")
         rules, betting = self.tree.rules, self.tree.betting
-        hole = parse_cards(found.group(1), rules.num_suits)
-        board = parse_cards(found.group(2), rules.num_suits)
-        node = self._nodes.get(found.group(3))
+        hole, board, sequence = information_state_fields(information_state, rules.num_suits)
+        node = self._nodes.get(sequence)
         if node is None:
-            raise InputError(f"no decision after the betting {found.group(3)!r} in {self.tree.game_string}")
+            raise InputError(f"no decision after the betting {sequence!r} in {self.tree.game_string}")
         range_index = int(np.flatnonzero((betting.ranges[:, 0] <= node) & (node < betting.ranges[:, 1]))[0])
         if self.tree.canonical and board:
             key = tuple(sorted(board))
@@ -87,7 +92,7 @@ class Locator:
             hole = [int(mapping[card]) for card in hole]
         segment = self._segments.get((range_index, tuple(sorted(board))))
         if segment is None:
-            raise InputError(f"no public node for board {found.group(2)!r} and betting {found.group(3)!r}")
+            raise InputError(f"no public node for board {board} and betting {sequence!r}")
         table = self._hand_table
         hand = int(table[tuple(sorted(hole))]) if len(hole) > 1 else int(table[hole[0]])
         return Location(segment, node, hand)

@@ -212,11 +212,11 @@ def save_strategy(
         raise refuse(f"has parameters or extra fields that are not JSON ({error})") from None
     with replacing(arrays_path) as temporary:
         with temporary.open("wb") as handle:
-            _write_probabilities(handle, given)
+            write_probabilities(handle, given)
             handle.flush()
             os.fsync(handle.fileno())
         with temporary.open("rb") as written:
-            header["npz_sha256"] = _sha256(written)
+            header["npz_sha256"] = file_sha256(written)
     write_atomic(sidecar_path, json.dumps(header, indent=1, allow_nan=False) + "\n")
 
 
@@ -259,11 +259,11 @@ def load_strategy(path: str | os.PathLike[str], *, game_id: str | None = None) -
         return StrategyFileError(f"public-tree strategy {str(arrays_path)!r} {problem}")
 
     with open_regular(arrays_path, "public-tree strategy", MAX_STRATEGY_BYTES, StrategyFileError) as handle:
-        digest = _sha256(handle)
+        digest = file_sha256(handle)
         if digest != header["npz_sha256"]:
             raise damaged(f"has SHA-256 {digest}, not the {header['npz_sha256']} its sidecar names")
         handle.seek(0)
-        strategy = _read_probabilities(handle, tree.size, damaged)
+        strategy = read_probabilities(handle, tree.size, damaged)
     _check_distributions(tree, strategy, damaged)
     for _, _, block in _node_blocks(tree, strategy):
         block /= block.sum(axis=1, keepdims=True)
@@ -320,7 +320,7 @@ def _read_sidecar(path: Path) -> dict[str, Any]:
     return data
 
 
-def _sha256(handle: BinaryIO) -> str:
+def file_sha256(handle: BinaryIO) -> str:
     """The SHA-256, in hex, of what is left to read of ``handle``."""
     digest = hashlib.sha256()
     while chunk := handle.read(_CHUNK * DTYPE.itemsize):
@@ -328,7 +328,7 @@ def _sha256(handle: BinaryIO) -> str:
     return digest.hexdigest()
 
 
-def _write_probabilities(handle: BinaryIO, strategy: FloatArray) -> None:
+def write_probabilities(handle: BinaryIO, strategy: FloatArray) -> None:
     """The archive ``np.savez`` writes (one stored ``.npy`` member), narrowed to float32 chunk by chunk: no
     float32 copy of a Flop Hold'em strategy (1.3 GB) is made."""
     with (
@@ -341,7 +341,7 @@ def _write_probabilities(handle: BinaryIO, strategy: FloatArray) -> None:
             member.write(strategy[start : start + _CHUNK].astype(DTYPE).tobytes())
 
 
-def _read_probabilities(handle: BinaryIO, size: int, fail: Callable[[str], StrategyFileError]) -> FloatArray:
+def read_probabilities(handle: BinaryIO, size: int, fail: Callable[[str], StrategyFileError]) -> FloatArray:
     """The archive's one stored float32 array of ``size`` entries, widened to float64 chunk by chunk. Its
     ``.npy`` header is read and checked before any of it is: an array of objects (a pickle), another dtype or
     shape, or a member whose bytes are not exactly the declared array is refused."""

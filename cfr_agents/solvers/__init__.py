@@ -11,6 +11,7 @@ import numpy as np
 
 from adapters import Game
 from adapters.inputs import InputError, ParameterError
+from cfr_agents.abstract_game import AbstractGame
 from cfr_agents.solvers import (
     cfr,
     cfr_plus,
@@ -43,7 +44,7 @@ Solver: TypeAlias = FullTreeSolver | SampledSolver
 
 
 def make_solver(
-    game: Game | CompiledTree,
+    game: Game | CompiledTree | AbstractGame,
     algorithm: str,
     rule: UpdateRule | None = None,
     *,
@@ -57,12 +58,15 @@ def make_solver(
 
     ``sampling`` is ``"none"`` (full tree) or a scheme of :data:`SCHEMES`, which draws from ``rng``
     (required) and takes an ``averaging`` mode, ``chance_draws`` (``"independent"`` or ``"stratified"``)
-    and, for ``"outcome"``, an exploration ``epsilon``.
+    and, for ``"outcome"``, an exploration ``epsilon``. An abstract game (limit hold'em through a card
+    abstraction) is sampled only.
     """
     if algorithm not in ALGORITHMS:
         raise InputError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHMS)}")
     rule = rule or ALGORITHMS[algorithm]
-    tree = game if isinstance(game, CompiledTree) else compile_tree(game)
+    if isinstance(game, AbstractGame) and sampling == "none":
+        raise ParameterError("an abstract game has no tree to walk in full: give {sampling} external or another scheme")
+    tree = game if isinstance(game, CompiledTree | AbstractGame) else compile_tree(game)
     if sampling == "none":
         given = [
             f"{{{name}}}"
@@ -72,6 +76,7 @@ def make_solver(
         if given:
             verb = "applies" if len(given) == 1 else "apply"
             raise ParameterError(f"{' and '.join(given)} {verb} to sampled solvers only (give {{sampling}})")
+        assert isinstance(tree, CompiledTree)  # an abstract game was refused above
         return FullTreeSolver(tree, rule, algorithm)
     if rng is None:
         raise InputError("a sampled solver needs a numpy.random.Generator (rng=np.random.default_rng(seed))")

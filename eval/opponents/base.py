@@ -66,6 +66,9 @@ class Training:
     """Every file :attr:`save` writes for ``--out path``."""
     takes_overrides: bool = False
     """Whether single hyperparameters may replace the preset's (``cfr-agents train --traversals ...``)."""
+    trains_without_tree: bool = False
+    """Whether it trains on a game no compiled tree holds (``rlcard:limit-holdem``): in the game's environment alone,
+    its NashConv then not computed and RLCard's own evaluation of it recorded instead."""
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,11 @@
-"""Neural Fictitious Self-Play (Heinrich & Silver 2016) from both toolkits, trained by us in self-play.
+"""Neural Fictitious Self-Play (Heinrich & Silver 2016) from both toolkits, and RLCard's agents trained in its env.
 
-* ``rlcard-nfsp``: RLCard's ``NFSPAgent`` (PyTorch), one per seat, trained in RLCard's env as
-  RLCard's examples do (each episode every agent samples its mode, ``env.run(is_training=True)``,
-  ``reorganize``, each agent is fed its own transitions). It observes RLCard's lossy ``obs``.
+* ``rlcard-nfsp``: RLCard's ``NFSPAgent`` (PyTorch), trained in RLCard's env as RLCard's examples do (each
+  episode every learner samples its mode, ``env.run(is_training=True)``, ``reorganize``, each learner is fed
+  its own transitions): in self-play, one agent per seat, or under the preset ``rlcard-run-rl`` exactly as
+  RLCard's ``examples/run_rl.py`` trains it (:data:`RUN_RL`: one learner in seat 0 against RLCard's
+  ``RandomAgent``, evaluated by RLCard's ``tournament`` during training). It observes RLCard's lossy ``obs``.
+  :func:`train_in_env` is the loop; ``rlcard-dqn`` (:mod:`eval.opponents.dqn`) trains with it too.
 * ``openspiel-nfsp``: OpenSpiel's PyTorch ``nfsp.NFSP``, one per player, trained in OpenSpiel's
   ``rl_environment`` with the hyperparameters of OpenSpiel's ``nfsp_leduc_pytorch.py`` example.
   It observes OpenSpiel's ``information_state_tensor`` (perfect recall).
@@ -12,9 +15,11 @@ training seeds all three, and the environments, with seeds drawn from one
 ``numpy.random.Generator``, and runs torch on one thread, so the same seed gives the same weights.
 
 A trained pair is saved as a weights-only ``.safetensors`` file (each seat's average-policy
-network, ``seat0.*`` and ``seat1.*``: what plays) and a JSON sidecar with its
-:class:`~eval.opponents.provenance.Provenance` and the weights' SHA-256. Evaluation plays the
-average policy, as both libraries do by default. torch is the optional ``[nfsp]`` extra.
+network, ``seat0.*`` and ``seat1.*``: what plays; ``seat0.*`` alone for the one learner of ``rlcard-run-rl``,
+which then plays every seat) and a JSON sidecar with its :class:`~eval.opponents.provenance.Provenance` and the
+weights' SHA-256. Evaluation plays the average policy, as both libraries do by default. Every agent trained in
+RLCard's env is also scored as RLCard's example scores it (:func:`example_evaluation`), which is all that is
+measured on a game no compiled tree holds. torch is the optional ``[nfsp]`` extra.
 """
 
 from __future__ import annotations
@@ -26,7 +31,9 @@ import inspect
 import json
 import os
 import random
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from operator import attrgetter
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
@@ -49,7 +56,7 @@ from adapters.openspiel import OpenSpielGame
 from adapters.rlcard import RLCardGame
 from cfr_agents.files import file_beside, replacing, write_atomic
 from eval.opponents.provenance import FORMAT as MODEL_FORMAT
-from eval.opponents.provenance import Progress, Provenance, Trained, check_game
+from eval.opponents.provenance import Evaluation, Progress, Provenance, Trained, check_game
 
 RLCARD_EXAMPLE: Mapping[str, Any] = {"hidden_layers_sizes": [64, 64], "q_mlp_layers": [64, 64]}
 """The layer sizes of RLCard's NFSP example (``examples/run_rl.py``); the rest are ``NFSPAgent``'s
@@ -99,11 +106,28 @@ RLCARD_WITH_OPENSPIEL_EXAMPLE: Mapping[str, Any] = {
 in training steps and OpenSpiel in environment steps, so 19,200 steps learning every 64 are 300
 training steps; RLCard's optimiser stays Adam (OpenSpiel's example uses SGD)."""
 
+RUN_RL: Mapping[str, Any] = {
+    "note": (
+        "RLCard 1.2.0 examples/run_rl.py (datamllab/rlcard), its defaults: layers 64-64, 5,000 episodes, the "
+        "learner in seat 0 against RandomAgent, fed its own transitions; tournament(env, 2000) every 100 episodes"
+    ),
+    "opponent": "random",
+    "evaluate_every": 100,
+    "num_eval_games": 2000,
+}
+"""How RLCard's ``examples/run_rl.py`` trains DQN and NFSP (its defaults; the same in RLCard 1.2.0 and today): one
+learner in seat 0, RLCard's ``RandomAgent`` in every other seat, the learner fed only its own transitions, and
+``tournament(env, num_eval_games)[0]``, its average payoff against random play, logged after every episode whose
+0-based index is a multiple of ``evaluate_every``. Its ``--num_episodes`` default, 5,000, is ``--episodes``. A preset
+holding these keys trains this way; its other keys are the agent's constructor's."""
+
 RLCARD_PRESETS: Mapping[str, Mapping[str, Any]] = {
     "rlcard-example": RLCARD_EXAMPLE,
     "openspiel-example": RLCARD_WITH_OPENSPIEL_EXAMPLE,
+    "rlcard-run-rl": {**RLCARD_EXAMPLE, **RUN_RL},
 }
-"""``train-opponent rlcard-nfsp --hyperparameters NAME``: whose example's settings to train with."""
+"""``train-opponent rlcard-nfsp --hyperparameters NAME``: whose example's settings to train with (``rlcard-run-rl``:
+RLCard's ``examples/run_rl.py`` exactly, against random play; the others in self-play)."""
 OPENSPIEL_WITH_RLCARD_EXAMPLE: Mapping[str, Any] = {
     "hidden_layers_sizes": [64, 64],
     "replay_buffer_capacity": 20_000,
@@ -177,17 +201,25 @@ def _quiet_stdout() -> Iterator[None]:
         yield
 
 
+NFSP_NETWORK: Callable[[Any], Any] = attrgetter("policy_network")
+"""What plays of RLCard's ``NFSPAgent``: its average-policy network (``evaluate_with="average_policy"``)."""
+
+
 class SeatedAgents:
     """An RLCard agent that hands each state to the agent of the seat to act
-    (``state["raw_obs"]["current_player"]``); it plays either seat of a match."""
+    (``state["raw_obs"]["current_player"]``); it plays either seat of a match. A single agent (the learner of
+    :data:`RUN_RL`, trained in seat 0) plays every seat: RLCard's Leduc and limit hold'em draw the small-blind
+    seat at random each hand, and its ``obs`` does not name the seat. ``network`` gives an agent's network that
+    plays (:data:`NFSP_NETWORK`, DQN's Q-network)."""
 
     use_raw = False
 
-    def __init__(self, agents: Sequence[Any]) -> None:
+    def __init__(self, agents: Sequence[Any], network: Callable[[Any], Any] = NFSP_NETWORK) -> None:
         self.agents = list(agents)
+        self.network = network
 
     def _agent(self, state: Mapping[str, Any]) -> Any:
-        return self.agents[int(state["raw_obs"]["current_player"])]
+        return self.agents[0 if len(self.agents) == 1 else int(state["raw_obs"]["current_player"])]
 
     def step(self, state: Mapping[str, Any]) -> int:
         return int(self._agent(state).step(state))
@@ -197,8 +229,8 @@ class SeatedAgents:
         return int(action), info
 
     def networks(self) -> list[Any]:
-        """Each seat's average-policy network (what plays)."""
-        return [seat.policy_network for seat in self.agents]
+        """Each seat's network that plays."""
+        return [self.network(seat) for seat in self.agents]
 
 
 class NFSPPolicy(openspiel_policy.Policy):  # type: ignore[misc]
@@ -231,57 +263,140 @@ class NFSPPolicy(openspiel_policy.Policy):  # type: ignore[misc]
         return [player._avg_network for player in self.agents]
 
 
+def constructor_defaults(agent_class: type) -> dict[str, Any]:
+    """The defaults of an RLCard agent's constructor but those of the env's shape, the device and saving: with a
+    preset's settings over them, every setting an agent is trained with, as a sidecar records them."""
+    skip = {"num_actions", "state_shape", "device", "save_path", "save_every"}
+    return {
+        name: parameter.default
+        for name, parameter in inspect.signature(agent_class).parameters.items()
+        if name not in skip and parameter.default is not inspect.Parameter.empty
+    }
+
+
 def _rlcard_hyperparameters(preset: str) -> dict[str, Any]:
     from rlcard.agents.nfsp_agent import NFSPAgent
 
-    skip = {"num_actions", "state_shape", "device", "save_path", "save_every"}
-    defaults = {
-        name: parameter.default
-        for name, parameter in inspect.signature(NFSPAgent).parameters.items()
-        if name not in skip and parameter.default is not inspect.Parameter.empty
-    }
-    return {**defaults, **RLCARD_PRESETS[preset]}
+    return {**constructor_defaults(NFSPAgent), **RLCARD_PRESETS[preset]}
 
 
-def _rlcard_agents(game: RLCardGame, hyperparameters: Mapping[str, Any]) -> list[Any]:
+Build = Callable[[int, Sequence[int], Mapping[str, Any]], Any]
+"""``build(num_actions, state_shape, settings)``: one RLCard agent (on the CPU) with a preset's constructor
+settings."""
+
+
+def _nfsp_agent(num_actions: int, state_shape: Sequence[int], settings: Mapping[str, Any]) -> Any:
     torch = require_torch("rlcard-nfsp")
-    import rlcard
     from rlcard.agents.nfsp_agent import NFSPAgent
 
-    env = rlcard.make(game.spec.env_id)
-    return [
-        NFSPAgent(
-            num_actions=env.num_actions, state_shape=env.state_shape[p], device=torch.device("cpu"), **hyperparameters
+    return NFSPAgent(num_actions=num_actions, state_shape=state_shape, device=torch.device("cpu"), **settings)
+
+
+def _run_rl(hyperparameters: Mapping[str, Any]) -> bool:
+    """Whether ``hyperparameters`` train as :data:`RUN_RL` does (one learner against random play)."""
+    return all(key in hyperparameters for key in RUN_RL)
+
+
+def _learners(env: Any, hyperparameters: Mapping[str, Any], build: Build) -> list[Any]:
+    """The agents being trained: one per seat in self-play, the one learner in seat 0 under :data:`RUN_RL`."""
+    settings = {key: value for key, value in hyperparameters.items() if key not in RUN_RL}
+    seats = 1 if _run_rl(hyperparameters) else env.num_players
+    return [build(env.num_actions, env.state_shape[seat], settings) for seat in range(seats)]
+
+
+@contextlib.contextmanager
+def _seeded_with(seed: int) -> Iterator[None]:
+    """NumPy's, Python's and torch's global generators seeded with ``seed`` within the block, as RLCard's
+    ``set_seed`` seeds them, and torch on one thread; the three generators are restored afterwards."""
+    torch = require_torch("RLCard's evaluation")
+    numpy_state, python_state = np.random.get_state(), random.getstate()
+    try:
+        with torch.random.fork_rng(), one_thread():
+            np.random.seed(seed)
+            random.seed(seed)
+            torch.manual_seed(seed)
+            yield
+    finally:
+        np.random.set_state(numpy_state)
+        random.setstate(python_state)
+
+
+def example_evaluation(agent: Any, game: RLCardGame, games: int, seed: int) -> float:
+    """RLCard's ``examples/run_rl.py`` evaluation of ``agent`` (:class:`~eval.opponents.provenance.Evaluation`):
+    ``agent`` in seat 0 against RLCard's ``RandomAgent``, its average payoff per game over ``games`` games of
+    ``rlcard.utils.tournament``, in an env and global generators seeded with ``seed``."""
+    import rlcard
+    from rlcard.agents import RandomAgent
+    from rlcard.utils import tournament
+
+    with _seeded_with(seed), _quiet_stdout():
+        env = rlcard.make(game.spec.env_id, config={"seed": seed})
+        env.set_agents([agent, *(RandomAgent(num_actions=env.num_actions) for _ in range(1, env.num_players))])
+        return float(tournament(env, games)[0])
+
+
+def train_in_env(
+    game: RLCardGame,
+    episodes: int,
+    rng: np.random.Generator,
+    preset: str,
+    hyperparameters: Mapping[str, Any],
+    build: Build,
+    network: Callable[[Any], Any],
+    on_progress: Progress,
+) -> Trained[SeatedAgents]:
+    """Up to ``episodes`` in RLCard's env, as RLCard's example loop does: each episode every learner that has
+    one samples its episode policy (NFSP's mode), ``env.run(is_training=True)``, ``reorganize`` and each learner
+    is fed its own transitions. In self-play every seat is a learner; under :data:`RUN_RL` one learner plays seat 0
+    against RLCard's ``RandomAgent`` and is evaluated in the training env every ``evaluate_every`` episodes, as the
+    example logs it. At the end, what was trained is scored by :func:`example_evaluation` over the example's
+    2,000 games (``num_eval_games``), in an env seeded with a seed drawn from ``rng``."""
+    import rlcard
+    from rlcard.agents import RandomAgent
+    from rlcard.utils import reorganize, tournament
+
+    run_rl = _run_rl(hyperparameters)
+    games = int(hyperparameters["num_eval_games"]) if run_rl else int(RUN_RL["num_eval_games"])
+    every = int(hyperparameters["evaluate_every"]) if run_rl else None
+    curve: list[tuple[int, float]] = []
+    evaluating = 0.0
+    with _seeded(rng), _quiet_stdout():
+        env = rlcard.make(game.spec.env_id, config={"seed": int(rng.integers(2**31))})
+        learners = _learners(env, hyperparameters, build)
+        env.set_agents(
+            [*learners, *(RandomAgent(num_actions=env.num_actions) for _ in range(len(learners), env.num_players))]
         )
-        for p in range(env.num_players)
-    ]
+        seated = SeatedAgents(learners, network)
+        episode = 0
+        while episode < episodes:
+            for learner in learners:
+                if hasattr(learner, "sample_episode_policy"):  # NFSP: best response or average policy
+                    learner.sample_episode_policy()
+            trajectories, payoffs = env.run(is_training=True)
+            for learner, transitions in zip(learners, reorganize(trajectories, payoffs), strict=False):
+                for transition in transitions:
+                    learner.feed(transition)
+            if every is not None and episode % every == 0:
+                started = time.perf_counter()
+                curve.append((episode, float(tournament(env, games)[0])))
+                evaluating += time.perf_counter() - started
+            episode += 1
+            if on_progress(episode, seated):
+                break
+    seed = int(rng.integers(2**31))
+    started = time.perf_counter()
+    payoff = example_evaluation(seated, game, games, seed)
+    evaluation = Evaluation(games, seed, payoff, every, tuple(curve), evaluating + time.perf_counter() - started)
+    return Trained(seated, {"preset": preset, **hyperparameters}, episode, evaluation)
 
 
 def train_rlcard(
     game: RLCardGame, episodes: int, rng: np.random.Generator, preset: str, on_progress: Progress
 ) -> Trained[SeatedAgents]:
-    """Self-play up to ``episodes`` in RLCard's env, as RLCard's example loop does."""
-    import rlcard
-    from rlcard.utils import reorganize
-
+    """RLCard's ``NFSPAgent`` trained up to ``episodes`` by :func:`train_in_env` with a preset of
+    :data:`RLCARD_PRESETS`."""
     hyperparameters = _rlcard_hyperparameters(preset)
-    with _seeded(rng), _quiet_stdout():
-        env = rlcard.make(game.spec.env_id, config={"seed": int(rng.integers(2**31))})
-        agents = _rlcard_agents(game, hyperparameters)
-        env.set_agents(agents)
-        seated = SeatedAgents(agents)
-        episode = 0
-        while episode < episodes:
-            episode += 1
-            for agent in agents:
-                agent.sample_episode_policy()
-            trajectories, payoffs = env.run(is_training=True)
-            for agent, transitions in zip(agents, reorganize(trajectories, payoffs), strict=True):
-                for transition in transitions:
-                    agent.feed(transition)
-            if on_progress(episode, seated):
-                break
-    return Trained(seated, {"preset": preset, **hyperparameters}, episode)
+    return train_in_env(game, episodes, rng, preset, hyperparameters, _nfsp_agent, NFSP_NETWORK, on_progress)
 
 
 def _openspiel_agents(pyspiel_game: pyspiel.Game, hyperparameters: Mapping[str, Any], seed: int) -> list[Any]:
@@ -407,17 +522,32 @@ def save(sidecar: str | Path, agent: SeatedAgents | NFSPPolicy, provenance: Prov
     write_atomic(sidecar, json.dumps(data, indent=1) + "\n")
 
 
-def load_rlcard(sidecar: str | Path, data: Mapping[str, Any], provenance: Provenance, game: Game) -> SeatedAgents:
-    """The playing agents of an ``rlcard-nfsp`` sidecar written by :func:`save`, for ``game``."""
+def load_in_env(
+    sidecar: str | Path,
+    data: Mapping[str, Any],
+    provenance: Provenance,
+    game: Game,
+    presets: Mapping[str, Mapping[str, Any]],
+    hyperparameters: Callable[[str], Mapping[str, Any]],
+    build: Build,
+    network: Callable[[Any], Any],
+) -> SeatedAgents:
+    """The playing agents of a sidecar of an RLCard agent trained by :func:`train_in_env` (written by
+    :func:`save`), for ``game``: ``hyperparameters(preset)`` are the settings of a preset of ``presets``."""
     if not isinstance(game, RLCardGame):
         raise InputError(f"{str(sidecar)!r}: {provenance.kind} cannot play {game.game_id}")
-    return _load(
-        sidecar,
-        data,
-        provenance,
-        game,
-        _rlcard_hyperparameters,
-        lambda settings: SeatedAgents(_rlcard_agents(game, settings)),
+    import rlcard
+
+    def seated(settings: dict[str, Any]) -> SeatedAgents:
+        return SeatedAgents(_learners(rlcard.make(game.spec.env_id), settings, build), network)
+
+    return _load(sidecar, data, provenance, game, presets, hyperparameters, seated)
+
+
+def load_rlcard(sidecar: str | Path, data: Mapping[str, Any], provenance: Provenance, game: Game) -> SeatedAgents:
+    """The playing agents of an ``rlcard-nfsp`` sidecar written by :func:`save`, for ``game``."""
+    return load_in_env(
+        sidecar, data, provenance, game, RLCARD_PRESETS, _rlcard_hyperparameters, _nfsp_agent, NFSP_NETWORK
     )
 
 
@@ -433,7 +563,7 @@ def load_openspiel(sidecar: str | Path, data: Mapping[str, Any], provenance: Pro
     def preset(name: str) -> dict[str, Any]:
         return {**OPENSPIEL_PRESETS[name], "seed": _seed(provenance.hyperparameters.get("seed"), sidecar)}
 
-    return _load(sidecar, data, provenance, game, preset, build)
+    return _load(sidecar, data, provenance, game, OPENSPIEL_PRESETS, preset, build)
 
 
 def _seed(value: object, sidecar: str | Path) -> int:
@@ -446,26 +576,23 @@ def _seed(value: object, sidecar: str | Path) -> int:
 Loaded = TypeVar("Loaded", SeatedAgents, NFSPPolicy)
 
 
-def _presets_of(kind: str) -> Mapping[str, Mapping[str, Any]]:
-    return RLCARD_PRESETS if kind == "rlcard-nfsp" else OPENSPIEL_PRESETS
-
-
 def _load(
     sidecar: str | Path,
     data: Mapping[str, Any],
     provenance: Provenance,
     game: Game,
+    presets: Mapping[str, Mapping[str, Any]],
     preset: Callable[[str], Mapping[str, Any]],
     build: Callable[[dict[str, Any]], Loaded],
 ) -> Loaded:
     """Check the game and the weights' digest, build the agents from the recorded hyperparameters
     and load each seat's network. The hyperparameters are handed to RLCard's or OpenSpiel's constructors,
-    which trust them, so they must be exactly those of the recorded preset (``preset(name)``): models are
-    trained from named presets only."""
+    which trust them, so they must be exactly those of the recorded preset of the family's ``presets``
+    (``preset(name)``): models are trained from named presets only."""
     check_game(provenance, game.game_id, game.rules_fingerprint, str(sidecar))
     recorded = dict(provenance.hyperparameters)
     name = recorded.pop("preset", None)
-    if not isinstance(name, str) or name not in _presets_of(provenance.kind):
+    if not isinstance(name, str) or name not in presets:
         raise InputError(f"{str(sidecar)!r}: its hyperparameters name no preset of {provenance.kind} ({name!r})")
     expected = dict(preset(name))
     if recorded != expected:

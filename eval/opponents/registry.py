@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 
+import eval.opponents.dqn as dqn
 import eval.opponents.neural as neural
 import eval.opponents.nfsp as nfsp
 import eval.opponents.openspiel_solvers as openspiel_solvers
@@ -24,10 +25,12 @@ from adapters import Game, load_game
 from adapters.inputs import InputError, read_json
 from adapters.openspiel import OpenSpielGame
 from adapters.rlcard import RLCardGame
+from cfr_agents.abstract_strategy import FORMAT as ABSTRACT_FORMAT
+from cfr_agents.abstract_strategy import AbstractStrategy, load_abstract_strategy
 from cfr_agents.policy import FORMAT as POLICY_FORMAT
 from cfr_agents.policy import load_policy
 from cfr_agents.public_tree.strategy_file import FORMAT as STRATEGY_FORMAT
-from cfr_agents.public_tree.strategy_file import load_strategy
+from cfr_agents.public_tree.strategy_file import PublicStrategy, load_strategy, strategy_paths
 from eval.opponents.base import FULL, LOSSY, Family, Opponent, Training
 from eval.opponents.provenance import FORMAT as MODEL_FORMAT
 from eval.opponents.provenance import provenance_of
@@ -141,7 +144,7 @@ FAMILIES: Mapping[str, Family] = {
         ),
         Family(
             "rlcard-nfsp",
-            "RLCard's NFSPAgent, self-play, trained by train-opponent",
+            "RLCard's NFSPAgent, in self-play or against random as run_rl.py trains it; trained by train-opponent",
             _has_model("rlcard-nfsp"),
             _shipped("rlcard-nfsp"),
             needs_torch=True,
@@ -154,6 +157,25 @@ FAMILIES: Mapping[str, Family] = {
                 nfsp.save,
                 nfsp.load_rlcard,
                 nfsp.outputs,
+                trains_without_tree=True,
+            ),
+        ),
+        Family(
+            "rlcard-dqn",
+            "RLCard's DQNAgent, against random as run_rl.py trains it; trained by train-opponent",
+            _has_model("rlcard-dqn"),
+            _shipped("rlcard-dqn"),
+            needs_torch=True,
+            training=Training(
+                "rlcard:",
+                "episodes",
+                LOSSY,
+                dqn.PRESETS,
+                dqn.train,
+                nfsp.save,
+                dqn.load,
+                nfsp.outputs,
+                trains_without_tree=True,
             ),
         ),
         Family(
@@ -277,12 +299,17 @@ def _iterations(name: str, count: str) -> int | None:
 
 
 def load_model_file(path: Path, game: Game | None, *, name: str) -> Opponent:
-    """A policy file, a public-tree strategy (its ``.npz`` or ``.json``) or a trained-opponent file as an opponent
-    (for ``game``, if given)."""
-    data = None if path.suffix == ".npz" else read_json(path, "file")
-    kind = STRATEGY_FORMAT if data is None else data.get("format") if isinstance(data, dict) else None
-    if kind == STRATEGY_FORMAT:
-        strategy = load_strategy(path, game_id=None if game is None else game.game_id)
+    """A policy file, a public-tree or abstract strategy (its ``.npz`` or ``.json``) or a trained-opponent file as
+    an opponent (for ``game``, if given)."""
+    data = read_json(strategy_paths(path)[1] if path.suffix == ".npz" else path, "file")
+    kind = data.get("format") if isinstance(data, dict) else None
+    if kind in (STRATEGY_FORMAT, ABSTRACT_FORMAT):
+        game_id = None if game is None else game.game_id
+        strategy: PublicStrategy | AbstractStrategy = (
+            load_strategy(path, game_id=game_id)
+            if kind == STRATEGY_FORMAT
+            else load_abstract_strategy(path, game_id=game_id)
+        )
         trained = f"{strategy.algorithm}, {strategy.iterations:,} iterations"
         return Opponent.of(
             name,

@@ -1,8 +1,10 @@
 """Train an opponent family by self-play and measure it exactly: what ``cfr-agents train-opponent`` runs.
 
 Deep CFR and SD-CFR train through the one training loop of every solver (:func:`cfr_agents.training.train`),
-the other families (NFSP, RLCard's ``CFRAgent``) episode by episode or iteration by iteration; every family's
-curve is :class:`~cfr_agents.training.CurvePoint`.
+the other families (NFSP, DQN, RLCard's ``CFRAgent``) episode by episode or iteration by iteration; every family's
+curve is :class:`~cfr_agents.training.CurvePoint`. On a game no compiled tree holds (``rlcard:limit-holdem``) only the
+families that train in the environment alone train; their NashConv is not computed there, and RLCard's own
+evaluation of them is recorded instead.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from adapters.inputs import ParameterError
+from adapters.inputs import InputError, ParameterError
+from adapters.rlcard import RLCardGame
 from cfr_agents.training import CurvePoint
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
 from eval.agents import strategy_of
@@ -45,8 +48,9 @@ def train(
     overrides: Mapping[str, Any] | None = None,
 ) -> tuple[Any, Provenance]:
     """Train up to ``amount`` episodes or iterations from ``seed``; the agent and its provenance, with
-    the exact NashConv of its strategy on the compiled tree and the curve of the checks made.
-    ``overrides`` replace single hyperparameters of the preset, for the families that take them."""
+    the exact NashConv of its strategy on the compiled tree and the curve of the checks made (none on a game
+    without a compiled tree, where ``checks`` are refused). ``overrides`` replace single hyperparameters of the
+    preset, for the families that take them."""
     training, game = trainable(kind, game_id)
     if overrides and not training.takes_overrides:
         raise ParameterError("{kind} takes a named {preset} only, not single hyperparameters ({overrides})", kind=kind)
@@ -54,7 +58,10 @@ def train(
         raise ParameterError(
             "{kind} has no {preset} {got!r}; known: {known}", kind=kind, got=preset, known=", ".join(training.presets)
         )
-    tree = compile_tree(game)
+    treeless = isinstance(game, RLCardGame) and not game.compiled and training.trains_without_tree
+    if treeless and checks.every is not None:
+        raise InputError(f"--check-every measures the exact NashConv on the compiled tree; {game.game_id} has none")
+    tree = None if treeless else compile_tree(game)  # a family that needs the tree is refused here, in one line
     curve: list[CurvePoint] = []
     check_seconds = 0.0
     started = time.perf_counter()
@@ -73,7 +80,7 @@ def train(
 
     def progress(done: int, agent: Any) -> bool:
         on_progress(done)
-        if checks.every is None or (done % checks.every and done != amount):
+        if tree is None or checks.every is None or (done % checks.every and done != amount):
             return False
         elapsed = time.perf_counter() - started - check_seconds
         value = nash_conv(tree, strategy_of(agent, tree))
@@ -99,9 +106,10 @@ def train(
         )
     else:
         trained = training.train(game, amount, rng, chosen, progress)
-    seconds = time.perf_counter() - started - check_seconds
+    evaluating = 0.0 if trained.evaluation is None else trained.evaluation.seconds
+    seconds = time.perf_counter() - started - check_seconds - evaluating
     # The saved agent, scored as saved: it may differ from what the last check scored (a thinned SD-CFR model).
-    final = exploitability_of_strategy(tree, strategy_of(trained.agent, tree)).nash_conv
+    final = None if tree is None else exploitability_of_strategy(tree, strategy_of(trained.agent, tree)).nash_conv
     provenance = Provenance(
         kind=kind,
         game=game.game_id,
@@ -114,8 +122,9 @@ def train(
         training_seconds=seconds,
         versions=library_versions(),
         nash_conv=final,
-        exploitability=final / 2,
+        exploitability=None if final is None else final / 2,
         curve=tuple(curve),
         stopped_by="target_exploitability" if trained.amount < amount else "amount",
+        evaluation=trained.evaluation,
     )
     return trained.agent, provenance

@@ -355,7 +355,7 @@ class NeuralSolver(ABC):
 
     def run(self, iterations: int) -> None:
         """``iterations`` iterations of Deep CFR (both players' traversals and value-network training)."""
-        nodes, values, cdf, depth_bound = self._kernel_tree
+        nodes, values, cdf, depth_bound, _ = self._kernel_tree
         for _ in range(iterations):
             self.iteration += 1
             t = self.iteration

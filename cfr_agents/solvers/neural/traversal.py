@@ -130,7 +130,19 @@ def _traversals(
     touched = 0
     for _ in range(traversals):
         _value, entered = walk(
-            player, nodes, values, cdf, context.rng, 0.0, INDEPENDENT, stack, _enter, every_action, _leave, context
+            player,
+            nodes,
+            values,
+            cdf,
+            context.rng,
+            0.0,
+            INDEPENDENT,
+            stack,
+            _enter,
+            every_action,
+            _leave,
+            context,
+            None,
         )
         touched += entered
     return touched

@@ -36,11 +36,14 @@ from types import ModuleType
 import numpy as np
 
 from adapters.inputs import InputError, Interval, ParameterError
+from cfr_agents.abstract_game import AbstractGame
 from cfr_agents.policy import Policy
 from cfr_agents.solvers.full_tree import normalise
 from cfr_agents.solvers.sampling import chance, external, kernel_support, outcome, pure
+from cfr_agents.solvers.sampling.deals import holdem_kernel
+from cfr_agents.solvers.sampling.kernel_support import KernelTree
 from cfr_agents.solvers.update_rule import UpdateRule
-from cfr_agents.tree import KIND_CHANCE, KIND_TERMINAL, CompiledTree, FloatArray, IntArray
+from cfr_agents.tree import KIND_CHANCE, KIND_TERMINAL, CompiledTree, FloatArray
 
 DEFAULT_EPSILON = 0.6
 EPSILON = Interval(0.01, 1.0)
@@ -108,10 +111,23 @@ def check_sampling(
         raise InputError(f"unknown chance draws {chance_draws!r}; choose from {', '.join(CHANCE_DRAWS)}")
 
 
-def kernel_tree(tree: CompiledTree) -> tuple[IntArray, FloatArray, FloatArray, int]:
+def check_abstract(sampling: str, averaging: str | None, chance_draws: str | None) -> None:
+    """Refuse what needs a game tree on an abstract game (:class:`~cfr_agents.abstract_game.AbstractGame`),
+    whose cards are dealt once per traversal."""
+    if averaging == "full":
+        raise ParameterError("{averaging} full walks the whole game tree every iteration; an abstract game has none")
+    if chance_draws == "stratified":
+        raise ParameterError(
+            "{chance_draws} stratified draws chance node by node from a tree; an abstract game deals its cards "
+            "at once (independent)"
+        )
+
+
+def kernel_tree(tree: CompiledTree) -> KernelTree:
     """The tree as the kernels read it: ``nodes`` (breadth-first, see :data:`.kernel_support.CODE`),
     ``values[node, p]`` (player ``p``'s utility at terminals), ``cdf[node]`` (the cumulative chance
-    probability of a chance outcome among its siblings) and a bound on the frames a path can need."""
+    probability of a chance outcome among its siblings), a bound on the frames a path can need, and no deal (the
+    tree deals its own cards)."""
     order = np.empty(len(tree.node_kind), dtype=np.int64)
     order[0], filled = 0, 1
     for position in range(len(order)):  # breadth-first: a node's children get consecutive numbers
@@ -141,7 +157,19 @@ def kernel_tree(tree: CompiledTree) -> tuple[IntArray, FloatArray, FloatArray, i
             infoset = tree.node_infoset[node]
             nodes[row] = (1 + tree.infoset_player[infoset], infoset, children[0], len(children))
         depth[children] = depth[row] + 1
-    return nodes, values, cdf, int(depth.max()) + 1
+    return nodes, values, cdf, int(depth.max()) + 1, None
+
+
+def table_bytes(game: CompiledTree | AbstractGame) -> int:
+    """The memory a :class:`SampledSolver` on ``game`` holds in its tables, in bytes: ``regret``, ``current``,
+    ``cumulative`` and the uniform strategy (a row of ``width`` float64 each), ``log_at`` and ``weight_at`` (three
+    more numbers a row); for an abstract game, its abstraction's tables too."""
+    if isinstance(game, AbstractGame):
+        rows, width = game.num_rows, 3
+        extra = sum(array.nbytes for array in game.abstraction.kernel_tables())
+    else:
+        (rows, width), extra = game.action_mask.shape, 0
+    return 8 * rows * (4 * width + 3) + extra
 
 
 class SampledSolver:
@@ -151,7 +179,7 @@ class SampledSolver:
 
     def __init__(
         self,
-        tree: CompiledTree,
+        tree: CompiledTree | AbstractGame,
         rule: UpdateRule,
         algorithm: str,
         sampling: str,
@@ -162,6 +190,8 @@ class SampledSolver:
         chance_draws: str | None = None,
     ) -> None:
         check_sampling(sampling, rule, averaging, epsilon, chance_draws)
+        if isinstance(tree, AbstractGame):
+            check_abstract(sampling, averaging, chance_draws)
         self.tree = tree
         self.rule = rule
         self.algorithm = algorithm
@@ -169,20 +199,24 @@ class SampledSolver:
         self.averaging = averaging or self.scheme.averaging[0]
         self.epsilon = (DEFAULT_EPSILON if epsilon is None else epsilon) if sampling == "outcome" else None
         self.chance_draws = chance_draws or CHANCE_DRAWS[0]
-        self._kernel_tree = kernel_tree(tree)
-        n, width = tree.action_mask.shape
+        if isinstance(tree, AbstractGame):
+            self._kernel_tree = holdem_kernel(tree)
+            self._num_actions = tree.num_actions
+        else:
+            self._kernel_tree = kernel_tree(tree)
+            self._num_actions = tree.action_mask.sum(axis=1).astype(np.int64)
+        self._uniform = tree.uniform_strategy()
+        n, width = self._uniform.shape
         self.regret = np.zeros((n, width))
         self.cumulative = np.zeros((n, width))
         self.log_at = np.zeros((n, 2))
         self.weight_at = np.zeros(n)
         self.scalars = np.zeros(kernel_support.NUM_SCALARS)
-        self._num_actions = tree.action_mask.sum(axis=1).astype(np.int64)
         self.current = kernel_support.current_strategy(self.regret, self._num_actions)
         self.rng = rng.integers(0, 2**64, size=4, dtype=np.uint64, endpoint=False)
         if not self.rng.any():
             self.rng[0] = np.uint64(1)  # xoshiro's one forbidden state
         self.shift = rng.integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)
-        self._uniform = tree.uniform_strategy()
 
     @property
     def iteration(self) -> int:
@@ -274,6 +308,11 @@ class SampledSolver:
         self.current = kernel_support.current_strategy(self.regret, self._num_actions)
 
     def _policy(self, strategy: FloatArray) -> Policy:
+        if isinstance(self.tree, AbstractGame):
+            raise InputError(
+                "a strategy of an abstract game is a table of (betting node, bucket) rows, not a policy of infosets: "
+                "read average_strategy() and save it with cfr_agents.abstract_game.save_strategy"
+            )
         return Policy.from_strategy(
             self.tree, strategy, algorithm=self.algorithm, parameters=self.parameters(), iterations=self.iteration
         )

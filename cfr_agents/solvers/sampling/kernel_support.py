@@ -36,7 +36,7 @@ Chance draws (``chance_draws``):
 from __future__ import annotations
 
 import math
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 from numba import njit
@@ -56,8 +56,9 @@ CHANCE, PLAYER_0, PLAYER_1, TERMINAL = range(4)
 ITERATION, L_POS, L_NEG, L_POS_BEFORE, L_NEG_BEFORE, LOG_SCALE, WEIGHT, WEIGHT_SUM, D_POS, D_NEG = range(10)
 NUM_SCALARS = 10
 
-KernelTree: TypeAlias = tuple[np.ndarray, np.ndarray, np.ndarray, int]
-"""``(nodes, values, cdf, depth_bound)``: see :func:`cfr_agents.solvers.sampling.kernel_tree`."""
+KernelTree: TypeAlias = tuple[np.ndarray, np.ndarray, np.ndarray, int, Any]
+"""``(nodes, values, cdf, depth_bound, deal)``: see :func:`cfr_agents.solvers.sampling.kernel_tree`; ``deal`` is
+``None`` on a compiled tree (:mod:`~cfr_agents.solvers.sampling.deals`)."""
 KernelState: TypeAlias = tuple[
     np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray
 ]

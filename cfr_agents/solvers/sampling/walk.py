@@ -5,7 +5,10 @@ The walk goes down from the root to a terminal: at a chance node it draws one ou
 or from the traversal's stratified uniform, :mod:`~.kernel_support`); at a decision node it asks the
 scheme's ``enter`` hook which action to take and whether the node *opens a frame* -- a node whose value
 the traversal needs, so it keeps a frame on an explicit stack until every child it walks has a value.
-At a terminal :math:`z` the value is :math:`u_i(z)` (``values[z, i]`` for traverser :math:`i`). Going
+At a terminal :math:`z` the value is :math:`u_i(z)` (``values[z, i]`` for traverser :math:`i`; on the
+limit hold'em engine, where the nodes are the betting tree and a traversal deals its cards at its start, the
+deal's showdown result too, and the infoset of a decision is its node's row plus the acting player's bucket:
+:mod:`~.deals`). Going
 up, the value is handed to the deepest frame; the ``advance`` hook names that frame's next action to
 walk (the walk goes down again from there, with the chance uniform the frame saw on arrival, so a
 frame's branches meet the same later chance outcomes), or none, and then the ``leave`` hook turns the
@@ -41,6 +44,10 @@ Then two functions (:mod:`~.external` is a short example):
 2. the kernel's entry, a plain cached ``@njit``, which allocates the stack (:func:`frames`) and the
    context's arrays and calls the loop. The loop itself allocates nothing (see :func:`traversal_loop`).
 
+The kernels' tree ends in its deal (:data:`~.kernel_support.KernelTree`): ``None`` on a compiled tree, a
+:class:`~.deals.HoldemDeal` on the hold'em engine. Numba compiles each apart, so the compiled tree's kernels
+read nothing more.
+
 The hooks are inlined into the walk and the walk into the loop, in Numba's IR, so a kernel compiles to the
 loop it would be written as by hand. A hook must not be handed, as a value, to a function that Numba
 compiles on its own: that function could not be cached.
@@ -59,12 +66,12 @@ from typing import Any, TypeAlias, TypeVar
 import numpy as np
 from numba import njit
 
+from cfr_agents.solvers.sampling.deals import draw_deal, infoset_at, terminal_value
 from cfr_agents.solvers.sampling.kernel_support import (
     CHANCE,
     CODE,
     COUNT,
     FIRST,
-    INDEX,
     STRATIFIED,
     TERMINAL,
     KernelOptions,
@@ -77,7 +84,7 @@ from cfr_agents.solvers.sampling.kernel_support import (
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
-Stack: TypeAlias = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+Stack: TypeAlias = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 """The walk's frames, from :func:`frames`."""
 
 
@@ -98,13 +105,14 @@ def traversal_loop(function: F) -> F:
 
 @njit(cache=True, error_model="numpy")
 def frames(depth_bound: int, width: int) -> Stack:
-    """A traversal's stack: the node, the action being walked, the children's values and the chance
-    uniform (:func:`~.kernel_support.stratified_child`) on arrival, of each frame."""
+    """A traversal's stack: the node, the action being walked, the children's values, the chance
+    uniform (:func:`~.kernel_support.stratified_child`) on arrival and the infoset, of each frame."""
     return (
         np.empty(depth_bound, np.int64),
         np.empty(depth_bound, np.int64),
         np.empty((depth_bound, width)),
         np.empty(depth_bound),
+        np.empty(depth_bound, np.int64),
     )
 
 
@@ -144,11 +152,13 @@ def walk(
     advance: Callable[..., int],
     leave: Callable[..., float],
     context: Any,
+    deal: Any,
 ) -> tuple[float, int]:
     """One traversal for ``player`` from the root, with the scheme's hooks; ``u`` starts its stratified
-    chance draws. Returns the value handed up to the root (a node that opens no frame hands up its
-    child's) and the number of nodes entered."""
-    frame_node, frame_action, frame_value, frame_u = stack
+    chance draws, ``deal`` is ``None`` on a compiled tree (:mod:`~.deals`). Returns the value handed up to the
+    root (a node that opens no frame hands up its child's) and the number of nodes entered."""
+    frame_node, frame_action, frame_value, frame_u, frame_infoset = stack
+    draw_deal(deal, rng)
     entered = 0
     depth = 0
     node = 0
@@ -157,7 +167,7 @@ def walk(
             entered += 1
             code = nodes[node, CODE]
             if code == TERMINAL:
-                value = values[node, player]  # v(z) = u_i(z)
+                value = terminal_value(values, node, player, deal)  # v(z) = u_i(z)
                 break
             if code == CHANCE:
                 if chance_draws == STRATIFIED:
@@ -165,9 +175,11 @@ def walk(
                 else:
                     node = chance_child(nodes, cdf, node, rng)
                 continue
-            action, opens = enter(context, player, depth, code, nodes[node, INDEX], nodes[node, COUNT])
+            infoset = infoset_at(nodes, node, code - 1, deal)
+            action, opens = enter(context, player, depth, code, infoset, nodes[node, COUNT])
             if opens:
                 frame_node[depth] = node
+                frame_infoset[depth] = infoset
                 frame_action[depth] = action
                 frame_u[depth] = u
                 depth += 1
@@ -175,7 +187,7 @@ def walk(
         while depth > 0:  # ascend: hand the value to the deepest frame with an action left to walk
             d = depth - 1
             parent = frame_node[d]
-            code, infoset, n = nodes[parent, CODE], nodes[parent, INDEX], nodes[parent, COUNT]
+            code, n, infoset = nodes[parent, CODE], nodes[parent, COUNT], frame_infoset[d]
             action = frame_action[d]
             frame_value[d, action] = value
             action = advance(context, player, d, code, infoset, n, action)
@@ -206,7 +218,7 @@ def iterate(
 ) -> None:
     """``iterations`` MCCFR iterations: :func:`~.kernel_support.begin_iteration`, then for player 0 and
     player 1 ``start`` and a :func:`walk`, then ``end``."""
-    nodes, values, cdf, _depth_bound = tree
+    nodes, values, cdf, _depth_bound, deal = tree
     _regret, _current, cumulative, _log_at, weight_at, scalars, rng, shift = state
     alpha, beta, gamma, _averaging, _epsilon, chance_draws = options
     for _ in range(iterations):
@@ -214,5 +226,5 @@ def iterate(
         for player in range(2):
             start(context, player)
             u = traversal_uniform(shift, player, scalars, chance_draws)
-            walk(player, nodes, values, cdf, rng, u, chance_draws, stack, enter, advance, leave, context)
+            walk(player, nodes, values, cdf, rng, u, chance_draws, stack, enter, advance, leave, context, deal)
         end(context)

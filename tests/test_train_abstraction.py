@@ -1,0 +1,187 @@
+"""``cfr-agents train --abstraction DIR``: MCCFR through a card abstraction, its strategy files, checkpoints that
+resume bit for bit, and one-line refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import eval.train_report
+from cfr_agents.abstract_game import AbstractGame
+from cfr_agents.abstract_strategy import load_abstract_strategy, save_abstract_strategy
+from cfr_agents.abstraction import build_abstraction, class_counts, parse_spec, save_abstraction
+from cfr_agents.checkpoint import Checkpoint, CheckpointError, read_checkpoint
+from cfr_agents.public_tree.strategy_file import StrategyFileError
+from eval.agents import as_agent
+from eval.exploitability import exploitability_of_strategy
+from eval.holdem import AbstractHands, exploitability, game_tree
+from tests.support import run_cli, tree
+
+GAME = "holdem-8"
+
+
+@pytest.fixture(scope="module")
+def abstraction(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("abstractions") / "h8"
+    save_abstraction(
+        build_abstraction(GAME, parse_spec("lossless,6", class_counts(GAME)), np.random.default_rng(0)), directory
+    )
+    return directory
+
+
+def train(abstraction: Path, *options: str) -> tuple[int, str, str]:
+    status, out, err = run_cli(["train", "--abstraction", str(abstraction), "--algo", "dcfr", "--quiet", *options])
+    return status, out, err
+
+
+def test_a_resumed_run_writes_the_strategy_a_whole_run_writes(abstraction: Path, tmp_path: Path) -> None:
+    """The deal depends on the generator's state alone, which the checkpoint holds."""
+    assert (
+        train(
+            abstraction,
+            "--iterations",
+            "3000",
+            "--out",
+            str(tmp_path / "a.npz"),
+            "--checkpoint",
+            str(tmp_path / "c.npz"),
+        )[0]
+        == 0
+    )
+    saved = read_checkpoint(tmp_path / "c.npz")
+    assert isinstance(saved, Checkpoint) and saved.engine == "abstraction"
+    assert (
+        run_cli(
+            [
+                "train",
+                "--resume",
+                str(tmp_path / "c.npz"),
+                "--iterations",
+                "6000",
+                "--out",
+                str(tmp_path / "b.npz"),
+                "--quiet",
+            ]
+        )[0]
+        == 0
+    )
+    assert train(abstraction, "--iterations", "6000", "--out", str(tmp_path / "whole.npz"))[0] == 0
+    assert (tmp_path / "b.npz").read_bytes() == (tmp_path / "whole.npz").read_bytes()
+
+
+def test_the_saved_strategy_scores_as_the_report_says(abstraction: Path, tmp_path: Path) -> None:
+    status, out, _ = train(
+        abstraction, "--iterations", "2000", "--sampling", "outcome", "--out", str(tmp_path / "s.json"), "--json"
+    )
+    assert status == 0
+    report = json.loads(out)
+    strategy = load_abstract_strategy(tmp_path / "s.npz", game_id=GAME)
+    assert strategy.iterations == report["iterations"] == 2000
+    assert strategy.parameters["sampling"] == "outcome"
+    score = exploitability(game_tree(GAME), AbstractHands(strategy.game, strategy.strategy))
+    assert abs(score.nash_conv - report["nash_conv"]) < 1e-6  # float32 on disk
+
+
+def test_a_strategy_read_through_another_abstraction_is_refused(abstraction: Path, tmp_path: Path) -> None:
+    game = AbstractGame.load(abstraction)
+    save_abstract_strategy(
+        tmp_path / "u.npz", game, game.uniform_strategy(), algorithm="cfr", parameters={}, iterations=0
+    )
+    other = tmp_path / "other"
+    save_abstraction(
+        build_abstraction(GAME, parse_spec("lossless,5", class_counts(GAME)), np.random.default_rng(0)), other
+    )
+    with pytest.raises(StrategyFileError, match="another"):
+        load_abstract_strategy(tmp_path / "u.json", abstraction=other)
+    (tmp_path / "u.npz").write_bytes((tmp_path / "u.npz").read_bytes()[:-8] + b"\0" * 8)
+    with pytest.raises(StrategyFileError, match="SHA-256"):
+        load_abstract_strategy(tmp_path / "u.json")
+
+
+def test_a_checkpoint_resumed_on_another_abstraction_is_refused(abstraction: Path, tmp_path: Path) -> None:
+    assert (
+        train(
+            abstraction,
+            "--iterations",
+            "100",
+            "--out",
+            str(tmp_path / "a.npz"),
+            "--checkpoint",
+            str(tmp_path / "c.npz"),
+        )[0]
+        == 0
+    )
+    other = tmp_path / "other"
+    save_abstraction(
+        build_abstraction(GAME, parse_spec("lossless,5", class_counts(GAME)), np.random.default_rng(0)), other
+    )
+    saved = read_checkpoint(tmp_path / "c.npz")
+    assert isinstance(saved, Checkpoint)
+    with pytest.raises(CheckpointError, match="another"):
+        saved.abstract_game(other)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--sampling", "none"], "no tree to walk in full"),
+        (["--engine", "tree"], "--engine does not apply with --abstraction"),
+        (["--averaging", "full"], "walks the whole game tree"),
+        (["--game", "holdem-6"], "is for"),
+        (["--out", "s.pkl"], "names neither"),
+        (["--algo", "sd-cfr"], "trains on the compiled tree"),
+    ],
+)
+def test_bad_options_are_one_line_and_exit_2(
+    abstraction: Path, tmp_path: Path, options: list[str], message: str
+) -> None:
+    argv = ["--iterations", "10", "--out", str(tmp_path / "s.npz"), *options]
+    if "--out" in options:
+        argv = ["--iterations", "10", *options]
+    status, _, err = train(abstraction, *argv)
+    assert status == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_game_nothing_scores_trains_without_a_target(
+    abstraction: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no public tree fits (hulh, RLCard's game) training runs and reports no NashConv; a target is refused."""
+    monkeypatch.setattr(eval.train_report, "scores_exactly", lambda tree: False)
+    monkeypatch.setattr("cfr_agents.cli.train.scores_exactly", lambda tree: False)
+    status, _, err = train(abstraction, "--target-nash-conv", "1", "--out", str(tmp_path / "s.npz"))
+    assert status == 2 and "no public tree fits" in err
+    status, out, err = train(abstraction, "--iterations", "100", "--out", str(tmp_path / "s.npz"), "--json")
+    assert status == 0, err
+    assert json.loads(out)["nash_conv"] is None
+
+
+def test_the_file_is_an_agent_of_the_exploitability_command(abstraction: Path, tmp_path: Path) -> None:
+    """Scored on the public tree."""
+    status, out, _ = train(abstraction, "--iterations", "3000", "--out", str(tmp_path / "s.npz"), "--json")
+    assert status == 0
+    reported = json.loads(out)["nash_conv"]
+    status, out, err = run_cli(["exploitability", str(tmp_path / "s.npz"), "--json"])
+    assert status == 0, err
+    assert abs(json.loads(out)["nash_conv"] - reported) < 1e-6
+    status, out, err = run_cli(
+        ["match", str(tmp_path / "s.json"), "random", "--game", GAME, "--hands", "200", "--quiet"]
+    )
+    assert status == 0 and "exact" in out, err
+
+
+@pytest.mark.slow
+def test_its_strategy_on_the_compiled_tree_scores_as_on_the_public_tree(abstraction: Path, tmp_path: Path) -> None:
+    """Asked at a ``pyspiel`` state of every infoset of the compiled tree, the file plays what the public tree
+    reads of it; it plays a match in OpenSpiel's game beside its exact value."""
+    status, out, _ = train(abstraction, "--iterations", "3000", "--out", str(tmp_path / "s.npz"), "--json")
+    assert status == 0
+    compiled = tree(GAME)
+    strategy = as_agent(load_abstract_strategy(tmp_path / "s.npz")).strategy(compiled)
+    assert abs(exploitability_of_strategy(compiled, strategy).nash_conv - json.loads(out)["nash_conv"]) < 1e-6
+    status, out, err = run_cli(
+        ["match", str(tmp_path / "s.json"), "random", "--game", GAME, "--hands", "200", "--quiet"]
+    )
+    assert status == 0 and "exact" in out, err
