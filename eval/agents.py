@@ -399,8 +399,8 @@ class PublicStrategyAgent(Agent):
 class AbstractStrategyAgent(Agent):
     """A strategy of a limit hold'em game through a card abstraction
     (:class:`~cfr_agents.abstract_strategy.AbstractStrategy`): on a compiled tree (the small hold'em games) and in
-    OpenSpiel's game it plays by ``action_probabilities(state)``; :mod:`eval.holdem` asks it a public node at a
-    time."""
+    OpenSpiel's game it plays by ``action_probabilities(state)``, in RLCard's env (``rlcard:limit-holdem``) from
+    the env's state; :mod:`eval.holdem` asks it a public node at a time."""
 
     raw: AbstractStrategy
     infoset_only = True
@@ -415,6 +415,9 @@ class AbstractStrategyAgent(Agent):
 
     def openspiel_player(self) -> Any:
         return self.raw.openspiel_policy()
+
+    def rlcard_env_player(self, game: RLCardGame, rng: np.random.Generator) -> RLCardAgent:
+        return OwnStreamAgent(self.raw.rlcard_agent(), game, rng)
 
 
 class OpenSpielAgent(Agent):

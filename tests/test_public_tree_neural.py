@@ -34,7 +34,7 @@ from cfr_agents.solvers.neural import networks  # noqa: E402  (after the torch c
 MODELS = {
     "sd-cfr": ("holdem-6", ["--iterations", "4"]),
     "deep-cfr": ("holdem-6", ["--iterations", "3", "--average-batches", "20"]),
-    "sd-cfr-thinned": ("holdem-8", ["--iterations", "6", "--kept-networks", "3", "--hidden", "32,32"]),
+    "sd-cfr-thinned": ("holdem-6", ["--iterations", "6", "--kept-networks", "3", "--hidden", "32,32"]),
 }
 """Models trained a few iterations by ``cfr-agents train``: name -> (game, options)."""
 

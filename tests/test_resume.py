@@ -196,6 +196,11 @@ CASES = [
     Case("--game", [*TOTAL_20, "--game", KUHN], works),
     Case("--engine", [*TOTAL_20, "--engine", "tree"], works),
     Case(
+        "--abstraction",
+        [*TOTAL_20, "--abstraction", "cards"],
+        refused("the checkpoint was not written by a solver on an abstraction: drop --abstraction"),
+    ),
+    Case(
         "--engine",
         [*TOTAL_20, "--engine", "public-tree"],
         refused("the checkpoint was written by a solver on the compiled tree, not --engine public-tree"),

@@ -8,16 +8,27 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import rlcard
 
 import eval.train_report
+from adapters.holdem.engine import RLCARD_LIMIT, holdem_engine
+from adapters.rlcard import shared_game
 from cfr_agents.abstract_game import AbstractGame
-from cfr_agents.abstract_strategy import load_abstract_strategy, save_abstract_strategy
-from cfr_agents.abstraction import build_abstraction, class_counts, parse_spec, save_abstraction
+from cfr_agents.abstract_strategy import AbstractStrategy, load_abstract_strategy, save_abstract_strategy
+from cfr_agents.abstraction import (
+    Abstraction,
+    RoundSpec,
+    build_abstraction,
+    class_counts,
+    parse_spec,
+    save_abstraction,
+)
 from cfr_agents.checkpoint import Checkpoint, CheckpointError, read_checkpoint
 from cfr_agents.public_tree.strategy_file import StrategyFileError
 from eval.agents import as_agent
 from eval.exploitability import exploitability_of_strategy
 from eval.holdem import AbstractHands, exploitability, game_tree
+from eval.opponents.rlcard_builtin import FIXED, FixedAgent
 from tests.support import run_cli, tree
 
 GAME = "holdem-8"
@@ -185,3 +196,68 @@ def test_its_strategy_on_the_compiled_tree_scores_as_on_the_public_tree(abstract
         ["match", str(tmp_path / "s.json"), "random", "--game", GAME, "--hands", "200", "--quiet"]
     )
     assert status == 0 and "exact" in out, err
+
+
+class _OneBucket(Abstraction):
+    """Every hand in bucket 0 of every round: a strategy of one row per betting node (for the RLCard agent's
+    bookkeeping, without building a 52-card abstraction)."""
+
+    def bucket(self, round_: int, hole: object, board: object) -> int:
+        return 0
+
+
+def test_an_rlcard_strategy_plays_in_rlcards_env_from_its_state() -> None:
+    """The agent finds the betting node and the player to act from the env's action record (in both seats, every
+    round) and answers over RLCard's legal actions: a strategy that bets whenever it can plays as always-raise."""
+    engine = holdem_engine(RLCARD_LIMIT)
+    rounds = tuple(RoundSpec("ehs2", 1) for _ in range(engine.rules.num_rounds))
+    tables = build_abstraction(GAME, parse_spec(None, class_counts(GAME)), np.random.default_rng(0)).tables
+    game = AbstractGame(engine, _OneBucket(RLCARD_LIMIT, engine.rules, rounds, (1,) * len(rounds), tables))
+    strategy = np.zeros((game.num_rows, 3))
+    for row, node in enumerate(game.row_node):
+        legal = engine.legal_actions(int(node))
+        strategy[row, legal.index(2 if 2 in legal else 1)] = 1.0
+    agent = AbstractStrategy(game, strategy, "test", {}, 0).rlcard_agent()
+    always_raise = FixedAgent(shared_game("limit-holdem").actions, FIXED["always-raise"])
+    env = rlcard.make("limit-holdem", config={"seed": 3})
+    decisions = 0
+    for hand in range(80):
+        state, player = env.reset()
+        while not env.is_over():
+            if player == hand % 2:
+                ours, theirs = agent.eval_step(state)[0], always_raise.eval_step(state)[0]
+                assert ours == theirs, (state["action_record"], state["raw_legal_actions"])
+                decisions += 1
+                state, player = env.step(ours)
+            else:
+                state, player = env.step(int(np.random.default_rng(hand).choice(list(state["legal_actions"]))))
+    assert decisions > 100
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--sampling", "outcome"], "is for sampling 'external', not 'outcome'"),
+        (["--game", "holdem-6"], "the checkpoint is for game"),
+        (["--algo", "cfr+"], "is for algorithm 'dcfr'"),
+        (["--iterations", "50"], "already at iteration 100"),
+    ],
+)
+def test_resuming_with_options_that_contradict_the_checkpoint_is_refused(
+    abstraction: Path, tmp_path: Path, options: list[str], message: str
+) -> None:
+    assert (
+        train(
+            abstraction,
+            "--iterations",
+            "100",
+            "--out",
+            str(tmp_path / "a.npz"),
+            "--checkpoint",
+            str(tmp_path / "c.npz"),
+        )[0]
+        == 0
+    )
+    argv = ["train", "--resume", str(tmp_path / "c.npz"), "--out", str(tmp_path / "b.npz"), "--quiet", *options]
+    status, _, err = run_cli(argv if "--iterations" in options else [*argv, "--iterations", "200"])
+    assert status == 2 and message in err and len(err.strip().splitlines()) == 1, err

@@ -55,11 +55,11 @@ from typing import Any, BinaryIO, Final
 import numpy as np
 from numpy.typing import NDArray
 
+import cfr_agents.tree_cache as tree_cache
 from adapters import load_game
 from adapters.games import canonical_game_id
 from adapters.holdem.rules import LimitRules
 from adapters.inputs import GIB, MAX_SIDECAR_BYTES, InputError, kind_of, open_regular, read_json
-from cfr_agents import tree_cache
 from cfr_agents.abstraction.build import Progress, build_abstraction, game_indexes, game_rules
 from cfr_agents.abstraction.spec import METHODS, RoundSpec
 from cfr_agents.abstraction.tables import Abstraction, AbstractionTables

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from adapters.inputs import InputError, ParameterError
+from adapters.inputs import ParameterError
 from adapters.rlcard import RLCardGame
 from cfr_agents.training import CurvePoint
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
@@ -60,7 +60,9 @@ def train(
         )
     treeless = isinstance(game, RLCardGame) and not game.compiled and training.trains_without_tree
     if treeless and checks.every is not None:
-        raise InputError(f"--check-every measures the exact NashConv on the compiled tree; {game.game_id} has none")
+        raise ParameterError(
+            "{check_every} measures the exact NashConv on the compiled tree; {game} has none", game=game.game_id
+        )
     tree = None if treeless else compile_tree(game)  # a family that needs the tree is refused here, in one line
     curve: list[CurvePoint] = []
     check_seconds = 0.0
