@@ -261,6 +261,18 @@ def is_abstract_strategy(path: str | os.PathLike[str]) -> bool:
     return isinstance(data, dict) and data.get("format") == FORMAT
 
 
+def files_read(path: str | os.PathLike[str]) -> list[Path]:
+    """What loading the abstract strategy ``path`` names reads besides ``path``: the other file of its pair and
+    the files of the abstraction its sidecar names (nothing for any other file)."""
+    if not is_abstract_strategy(path):
+        return []
+    arrays, sidecar = strategy_paths(path)
+    data = read_json(sidecar, "abstract strategy sidecar", StrategyFileError, limit=MAX_SIDECAR_BYTES)
+    directory = Path(str(data.get("abstraction", "")))
+    held = sorted(entry for entry in directory.iterdir() if entry.is_file()) if directory.is_dir() else []
+    return [arrays, sidecar, *held]
+
+
 def load_abstract_strategy(
     path: str | os.PathLike[str], *, game_id: str | None = None, abstraction: str | os.PathLike[str] | None = None
 ) -> AbstractStrategy:

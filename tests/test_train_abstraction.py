@@ -261,3 +261,15 @@ def test_resuming_with_options_that_contradict_the_checkpoint_is_refused(
     argv = ["train", "--resume", str(tmp_path / "c.npz"), "--out", str(tmp_path / "b.npz"), "--quiet", *options]
     status, _, err = run_cli(argv if "--iterations" in options else [*argv, "--iterations", "200"])
     assert status == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_no_output_overwrites_the_abstraction_read(abstraction: Path, tmp_path: Path) -> None:
+    """The abstraction's files are inputs: of ``--abstraction DIR``, and of a strategy whose sidecar names it."""
+    tables = abstraction / "tables.npz"
+    before = tables.read_bytes()
+    status, _, err = train(abstraction, "--iterations", "5", "--out", str(tables))
+    assert status == 2 and "would overwrite the input" in err, err
+    assert train(abstraction, "--iterations", "5", "--out", str(tmp_path / "s.npz"))[0] == 0
+    status, _, err = run_cli(["best-response", str(tmp_path / "s.json"), "--game", GAME, "--out", str(tables)])
+    assert status == 2 and "would overwrite the input" in err, err
+    assert tables.read_bytes() == before

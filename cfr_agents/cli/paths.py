@@ -84,17 +84,24 @@ def check_no_overwrite(parser: argparse.ArgumentParser, args: argparse.Namespace
 
 
 def _reads(args: argparse.Namespace, action: argparse.Action) -> Iterator[files.Read]:
-    """The files the values of the input ``action`` make the command read: each one that is a regular file,
-    and the weights a model sidecar names."""
+    """The files the values of the input ``action`` make the command read: each one that is a regular file, the
+    files a directory holds (a card abstraction's), the weights a model sidecar names, and the other file of an
+    abstract strategy's pair with the files of its abstraction."""
     for shown in _values(args, action):
+        if Path(shown).is_dir():
+            held = (entry for entry in sorted(Path(shown).iterdir()) if files.file_identity(entry) is not None)
+            yield from (files.Read(entry, action.dest, f"a file of {shown!r}") for entry in held)
+            continue
         if files.file_identity(shown) is None:
             continue  # an agent's name, or a file its reader will refuse
         yield files.Read(Path(shown), action.dest)
+        from cfr_agents.abstract_strategy import files_read
         from eval.opponents.nfsp import weights_read
 
         weights = weights_read(shown)
         if weights is not None:
             yield files.Read(weights, action.dest, f"the weights of {shown!r}")
+        yield from (files.Read(path, action.dest, f"read with {shown!r}") for path in files_read(shown))
 
 
 def _cache_entries() -> list[Path]:
