@@ -35,19 +35,18 @@ from open_spiel.python import policy as openspiel_policy
 from adapters.games import canonical_game_id
 from adapters.holdem.betting import DEAL, DECISION
 from adapters.holdem.engine import RLCARD_LIMIT, HoldemEngine, rlcard_card
-from adapters.inputs import MAX_SIDECAR_BYTES, MAX_STRATEGY_BYTES, InputError, open_regular, read_json
+from adapters.inputs import MAX_SIDECAR_BYTES, InputError, read_json
 from adapters.openspiel import PREFIX
 from adapters.rlcard import shared_game
 from cfr_agents.abstract_game import AbstractGame
-from cfr_agents.files import check_outputs, replacing, write_atomic
+from cfr_agents.files import check_outputs
 from cfr_agents.public_tree.infosets import information_state_fields
 from cfr_agents.public_tree.strategy_file import (
     ROW_TOLERANCE,
     StrategyFileError,
-    file_sha256,
-    read_probabilities,
+    read_archive,
     strategy_paths,
-    write_probabilities,
+    write_pair,
 )
 
 FORMAT: Final = "cfr-agents-abstract-strategy"
@@ -241,14 +240,7 @@ def save_abstract_strategy(
         json.dumps(header, allow_nan=False)
     except (TypeError, ValueError) as error:
         raise StrategyFileError(f"cannot save the {algorithm} strategy: parameters are not JSON ({error})") from None
-    with replacing(arrays_path) as temporary:
-        with temporary.open("wb") as handle:
-            write_probabilities(handle, given.reshape(-1))
-            handle.flush()
-            os.fsync(handle.fileno())
-        with temporary.open("rb") as written:
-            header["npz_sha256"] = file_sha256(written)
-    write_atomic(sidecar_path, json.dumps(header, indent=1, allow_nan=False) + "\n")
+    write_pair(arrays_path, sidecar_path, given.reshape(-1), header)
 
 
 def is_abstract_strategy(path: str | os.PathLike[str]) -> bool:
@@ -295,18 +287,11 @@ def load_abstract_strategy(
     if header["rows"] != game.num_rows:
         raise fail(f"declares {header['rows']:,} rows; the abstract game has {game.num_rows:,}")
 
-    def damaged(problem: str) -> StrategyFileError:
-        return StrategyFileError(f"abstract strategy {str(arrays_path)!r} {problem}")
-
-    with open_regular(arrays_path, "abstract strategy", MAX_STRATEGY_BYTES, StrategyFileError) as handle:
-        digest = file_sha256(handle)
-        if digest != header["npz_sha256"]:
-            raise damaged(f"has SHA-256 {digest}, not the {header['npz_sha256']} its sidecar names")
-        handle.seek(0)
-        strategy = read_probabilities(handle, game.num_rows * 3, damaged).reshape(-1, 3)
+    size = game.num_rows * 3
+    strategy = read_archive(arrays_path, "abstract strategy", size, header["npz_sha256"]).reshape(-1, 3)
     problem = check_rows(game, strategy)
     if problem is not None:
-        raise damaged(problem)
+        raise StrategyFileError(f"abstract strategy {str(arrays_path)!r} {problem}")
     strategy /= strategy.sum(axis=1, keepdims=True)
     return AbstractStrategy(game, strategy, header["algorithm"], header["parameters"], header["iterations"])
 

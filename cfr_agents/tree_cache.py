@@ -40,7 +40,7 @@ import os
 import re
 import sys
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any, BinaryIO, Final, TypeVar
@@ -300,15 +300,20 @@ def _warn(message: str) -> None:
     print(f"cfr-agents: warning: {' '.join(message.split())}", file=sys.stderr)
 
 
-@functools.cache
-def _versions() -> dict[str, str]:
+def installed_versions(distributions: Iterable[str]) -> dict[str, str]:
+    """The installed version of each distribution (``"not installed"`` for one that is not)."""
     versions = {}
-    for distribution in VERSIONED_DISTRIBUTIONS:
+    for distribution in distributions:
         try:
             versions[distribution] = metadata.version(distribution)
         except metadata.PackageNotFoundError:
             versions[distribution] = "not installed"
     return versions
+
+
+@functools.cache
+def _versions() -> dict[str, str]:
+    return installed_versions(VERSIONED_DISTRIBUTIONS)
 
 
 @functools.cache

@@ -48,37 +48,24 @@ def train(abstraction: Path, *options: str) -> tuple[int, str, str]:
     return status, out, err
 
 
+def checkpointed(abstraction: Path, folder: Path, iterations: int) -> Path:
+    """``folder/c.npz``, the checkpoint of a run of ``iterations`` iterations (its strategy ``folder/a.npz``)."""
+    options = ("--iterations", str(iterations), "--out", str(folder / "a.npz"), "--checkpoint", str(folder / "c.npz"))
+    assert train(abstraction, *options)[0] == 0
+    return folder / "c.npz"
+
+
+def assert_refused(status: int, err: str, message: str) -> None:
+    assert status == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
 def test_a_resumed_run_writes_the_strategy_a_whole_run_writes(abstraction: Path, tmp_path: Path) -> None:
     """The deal depends on the generator's state alone, which the checkpoint holds."""
-    assert (
-        train(
-            abstraction,
-            "--iterations",
-            "3000",
-            "--out",
-            str(tmp_path / "a.npz"),
-            "--checkpoint",
-            str(tmp_path / "c.npz"),
-        )[0]
-        == 0
-    )
-    saved = read_checkpoint(tmp_path / "c.npz")
+    checkpoint = checkpointed(abstraction, tmp_path, 3000)
+    saved = read_checkpoint(checkpoint)
     assert isinstance(saved, Checkpoint) and saved.engine == "abstraction"
-    assert (
-        run_cli(
-            [
-                "train",
-                "--resume",
-                str(tmp_path / "c.npz"),
-                "--iterations",
-                "6000",
-                "--out",
-                str(tmp_path / "b.npz"),
-                "--quiet",
-            ]
-        )[0]
-        == 0
-    )
+    resume = ["train", "--resume", str(checkpoint), "--iterations", "6000", "--out", str(tmp_path / "b.npz"), "--quiet"]
+    assert run_cli(resume)[0] == 0
     assert train(abstraction, "--iterations", "6000", "--out", str(tmp_path / "whole.npz"))[0] == 0
     assert (tmp_path / "b.npz").read_bytes() == (tmp_path / "whole.npz").read_bytes()
 
@@ -113,23 +100,12 @@ def test_a_strategy_read_through_another_abstraction_is_refused(abstraction: Pat
 
 
 def test_a_checkpoint_resumed_on_another_abstraction_is_refused(abstraction: Path, tmp_path: Path) -> None:
-    assert (
-        train(
-            abstraction,
-            "--iterations",
-            "100",
-            "--out",
-            str(tmp_path / "a.npz"),
-            "--checkpoint",
-            str(tmp_path / "c.npz"),
-        )[0]
-        == 0
-    )
+    checkpoint = checkpointed(abstraction, tmp_path, 100)
     other = tmp_path / "other"
     save_abstraction(
         build_abstraction(GAME, parse_spec("lossless,5", class_counts(GAME)), np.random.default_rng(0)), other
     )
-    saved = read_checkpoint(tmp_path / "c.npz")
+    saved = read_checkpoint(checkpoint)
     assert isinstance(saved, Checkpoint)
     with pytest.raises(CheckpointError, match="another"):
         saved.abstract_game(other)
@@ -153,7 +129,7 @@ def test_bad_options_are_one_line_and_exit_2(
     if "--out" in options:
         argv = ["--iterations", "10", *options]
     status, _, err = train(abstraction, *argv)
-    assert status == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    assert_refused(status, err, message)
 
 
 def test_a_game_nothing_scores_trains_without_a_target(
@@ -246,21 +222,9 @@ def test_an_rlcard_strategy_plays_in_rlcards_env_from_its_state() -> None:
 def test_resuming_with_options_that_contradict_the_checkpoint_is_refused(
     abstraction: Path, tmp_path: Path, options: list[str], message: str
 ) -> None:
-    assert (
-        train(
-            abstraction,
-            "--iterations",
-            "100",
-            "--out",
-            str(tmp_path / "a.npz"),
-            "--checkpoint",
-            str(tmp_path / "c.npz"),
-        )[0]
-        == 0
-    )
-    argv = ["train", "--resume", str(tmp_path / "c.npz"), "--out", str(tmp_path / "b.npz"), "--quiet", *options]
-    status, _, err = run_cli(argv if "--iterations" in options else [*argv, "--iterations", "200"])
-    assert status == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    checkpoint = checkpointed(abstraction, tmp_path, 100)
+    argv = ["train", "--resume", str(checkpoint), "--out", str(tmp_path / "b.npz"), "--quiet", *options]
+    assert_refused(*run_cli(argv if "--iterations" in options else [*argv, "--iterations", "200"])[::2], message)
 
 
 def test_no_output_overwrites_the_abstraction_read(abstraction: Path, tmp_path: Path) -> None:

@@ -48,7 +48,6 @@ import sys
 import tempfile
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
@@ -306,13 +305,7 @@ def _code_fingerprint() -> str:
 
 
 def _versions() -> dict[str, str]:
-    versions = {"python": platform.python_version()}
-    for name in _LIBRARIES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = "not installed"
-    return versions
+    return {"python": platform.python_version(), **tree_cache.installed_versions(_LIBRARIES)}
 
 
 def _sidecar(abstraction: Abstraction, arrays: Mapping[str, NDArray[Any]]) -> dict[str, Any]:

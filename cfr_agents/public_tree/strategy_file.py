@@ -210,14 +210,7 @@ def save_strategy(
         json.dumps(header, allow_nan=False)
     except (TypeError, ValueError) as error:
         raise refuse(f"has parameters or extra fields that are not JSON ({error})") from None
-    with replacing(arrays_path) as temporary:
-        with temporary.open("wb") as handle:
-            write_probabilities(handle, given)
-            handle.flush()
-            os.fsync(handle.fileno())
-        with temporary.open("rb") as written:
-            header["npz_sha256"] = file_sha256(written)
-    write_atomic(sidecar_path, json.dumps(header, indent=1, allow_nan=False) + "\n")
+    write_pair(arrays_path, sidecar_path, given, header)
 
 
 def load_strategy(path: str | os.PathLike[str], *, game_id: str | None = None) -> PublicStrategy:
@@ -258,12 +251,7 @@ def load_strategy(path: str | os.PathLike[str], *, game_id: str | None = None) -
     def damaged(problem: str) -> StrategyFileError:
         return StrategyFileError(f"public-tree strategy {str(arrays_path)!r} {problem}")
 
-    with open_regular(arrays_path, "public-tree strategy", MAX_STRATEGY_BYTES, StrategyFileError) as handle:
-        digest = file_sha256(handle)
-        if digest != header["npz_sha256"]:
-            raise damaged(f"has SHA-256 {digest}, not the {header['npz_sha256']} its sidecar names")
-        handle.seek(0)
-        strategy = read_probabilities(handle, tree.size, damaged)
+    strategy = read_archive(arrays_path, "public-tree strategy", tree.size, header["npz_sha256"])
     _check_distributions(tree, strategy, damaged)
     for _, _, block in _node_blocks(tree, strategy):
         block /= block.sum(axis=1, keepdims=True)
@@ -318,6 +306,34 @@ def _read_sidecar(path: Path) -> dict[str, Any]:
     if not _SHA256.fullmatch(data["npz_sha256"]):
         raise fail("has no valid 'npz_sha256' field")
     return data
+
+
+def write_pair(arrays_path: Path, sidecar_path: Path, strategy: FloatArray, header: dict[str, Any]) -> None:
+    """Write ``strategy`` (flat) as the archive ``arrays_path`` and then ``header``, with the archive's SHA-256 as
+    ``npz_sha256``, as the sidecar ``sidecar_path``; each atomically."""
+    with replacing(arrays_path) as temporary:
+        with temporary.open("wb") as handle:
+            write_probabilities(handle, strategy)
+            handle.flush()
+            os.fsync(handle.fileno())
+        with temporary.open("rb") as written:
+            header["npz_sha256"] = file_sha256(written)
+    write_atomic(sidecar_path, json.dumps(header, indent=1, allow_nan=False) + "\n")
+
+
+def read_archive(path: Path, what: str, size: int, sha256: str) -> FloatArray:
+    """The ``size`` probabilities of the archive ``path`` (``what``: the kind of strategy, as messages name it),
+    refused in one line unless its SHA-256 is ``sha256`` (its sidecar's) and it holds exactly them."""
+
+    def damaged(problem: str) -> StrategyFileError:
+        return StrategyFileError(f"{what} {str(path)!r} {problem}")
+
+    with open_regular(path, what, MAX_STRATEGY_BYTES, StrategyFileError) as handle:
+        digest = file_sha256(handle)
+        if digest != sha256:
+            raise damaged(f"has SHA-256 {digest}, not the {sha256} its sidecar names")
+        handle.seek(0)
+        return read_probabilities(handle, size, damaged)
 
 
 def file_sha256(handle: BinaryIO) -> str:

@@ -17,11 +17,11 @@ import math
 import platform
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from importlib import metadata
 from typing import Any, Generic, TypeVar
 
 from adapters.inputs import InputError
 from cfr_agents.training import CurvePoint
+from cfr_agents.tree_cache import installed_versions
 
 Progress = Callable[[int, Any], bool]
 """Called by a trainer after each episode or iteration with the count so far and the agent as it
@@ -91,13 +91,7 @@ _LIBRARIES = ("cfr-agents", "numpy", "rlcard", "open_spiel", "torch")
 
 def library_versions() -> dict[str, str]:
     """Python and the installed versions of the libraries training depends on."""
-    versions = {"python": platform.python_version()}
-    for name in _LIBRARIES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = "not installed"
-    return versions
+    return {"python": platform.python_version(), **installed_versions(_LIBRARIES)}
 
 
 @dataclass(frozen=True)
