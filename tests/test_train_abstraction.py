@@ -28,6 +28,7 @@ from cfr_agents.public_tree.strategy_file import StrategyFileError
 from eval.agents import as_agent
 from eval.exploitability import exploitability_of_strategy
 from eval.holdem import AbstractHands, exploitability, game_tree
+from eval.lbr import lbr_report
 from eval.opponents.rlcard_builtin import FIXED, FixedAgent
 from tests.support import run_cli, tree
 
@@ -237,3 +238,13 @@ def test_no_output_overwrites_the_abstraction_read(abstraction: Path, tmp_path: 
     status, _, err = run_cli(["best-response", str(tmp_path / "s.json"), "--game", GAME, "--out", str(tables)])
     assert status == 2 and "would overwrite the input" in err, err
     assert tables.read_bytes() == before
+
+
+def test_local_best_response_reads_the_file_and_never_beats_the_best_response(
+    abstraction: Path, tmp_path: Path
+) -> None:
+    status, out, _ = train(abstraction, "--iterations", "3000", "--out", str(tmp_path / "s.npz"), "--json")
+    assert status == 0
+    report = lbr_report(str(tmp_path / "s.json"), GAME, hands=0)
+    assert abs(report.best_response - json.loads(out)["exploitability"]) < 1e-6
+    assert report.exact <= report.best_response + 1e-9
