@@ -335,7 +335,7 @@ def small_abstraction(game: str, method: str) -> Abstraction:
     return build_abstraction(game, spec, np.random.default_rng(7))
 
 
-@pytest.mark.parametrize("method", ["lossless", "ehs2", "emd"])
+@pytest.mark.parametrize("method", ["lossless", "ehs2", pytest.param("emd", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("game", SMALL_GAMES)
 def test_compiled_lookup_is_the_python_one_and_the_reference_and_suit_blind(game: str, method: str) -> None:
     abstraction = small_abstraction(game, method)
@@ -550,7 +550,7 @@ def test_a_second_build_is_a_copy_from_the_cache(
         return build(*args, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(store, "build_abstraction", counted)
-    spec = parse_spec("5,20", class_counts("holdem-8"), "emd", 8)
+    spec = parse_spec("5,20", class_counts("holdem-8"), "ehs2", 8)
     first, cached = build_cached("holdem-8", spec, 3, tmp_path / "a")
     assert not cached and len(builds) == 1 and first.seed == 3
     second, cached = build_cached("holdem-8", spec, 3, tmp_path / "b")

@@ -52,6 +52,7 @@ def test_emd_equals_scipy_wasserstein_distance() -> None:
             assert emd(x, y) == pytest.approx(expected, rel=1e-6, abs=1e-7)
 
 
+@pytest.mark.slow
 def test_inertia_is_the_weighted_emd_to_the_returned_centroids() -> None:
     rng = np.random.default_rng(1)
     histograms = equity_histograms(rng, 2000, 20)
@@ -64,6 +65,7 @@ def test_inertia_is_the_weighted_emd_to_the_returned_centroids() -> None:
     assert result.inertia == pytest.approx(float(weights @ distances), rel=1e-9)
 
 
+@pytest.mark.slow
 def test_well_separated_clusters_are_recovered_with_their_weighted_means(monkeypatch: pytest.MonkeyPatch) -> None:
     """Five histograms far apart, each copied with small noise and random weights; the seeds come from a sample of
     100 hands of the 1,000. Every planted cluster is found, its centroid the weighted mean of its hands."""
@@ -86,6 +88,7 @@ def test_well_separated_clusters_are_recovered_with_their_weighted_means(monkeyp
         assert np.allclose(result.centroids[label], mean, atol=1e-7)
 
 
+@pytest.mark.slow
 def test_every_round_assigns_each_hand_to_its_nearest_centroid() -> None:
     """A run of ``t`` rounds returns the centroids the round ``t + 1`` assigns to (the same inputs and seed give the
     same rounds), so the labels of ``t + 1`` rounds are the nearest of those centroids, found here by brute force:
@@ -105,6 +108,7 @@ def recorder(reported: list[tuple[int, float]]) -> Callable[[int, float], None]:
     return lambda iteration, inertia: reported.append((iteration, inertia))
 
 
+@pytest.mark.slow
 def test_inertia_never_increases() -> None:
     """The mean of a cluster's CDFs is not their EMD minimiser (that is their median), so on these hands a plain
     mean update raises the inertia after some rounds; a cluster keeps its centroid when the mean costs more."""
@@ -122,6 +126,7 @@ def test_inertia_never_increases() -> None:
         assert inertia[-1] == result.inertia
 
 
+@pytest.mark.slow
 def test_a_centroid_that_beats_its_clusters_mean_is_kept() -> None:
     """Two bins, one cluster: hand A = (1, 0) of weight 2, hand B = (0, 1) of weight 1, so H(1) is 1 and 0 and
     EMD(A, B) = 1/2. Seeded at A the cost is 1 * 1/2 = 1/2; the mean H(1) = 2/3 would cost (2 * 1/3 + 2/3) / 2 = 2/3,
@@ -135,6 +140,7 @@ def test_a_centroid_that_beats_its_clusters_mean_is_kept() -> None:
     assert outcomes[1.0] == pytest.approx(1 / 2) and outcomes[round(2 / 3, 9)] == pytest.approx(2 / 3)
 
 
+@pytest.mark.slow
 def test_a_heavy_hand_pulls_its_centroid() -> None:
     rng = np.random.default_rng(6)
     histograms = equity_histograms(rng, 30, 10)
@@ -145,6 +151,7 @@ def test_a_heavy_hand_pulls_its_centroid() -> None:
     assert towards < 0.05 * even
 
 
+@pytest.mark.slow
 def test_an_empty_cluster_takes_the_farthest_hand_of_a_shared_cluster() -> None:
     """Four copies of A and one B for three clusters: k-means++ seeds A and B, then repeats a seed (every hand sits
     on one), whose cluster is left empty; it takes the first A (all are at distance 0 from their centroid)."""
@@ -156,6 +163,7 @@ def test_an_empty_cluster_takes_the_farthest_hand_of_a_shared_cluster() -> None:
         assert set(result.labels) == {0, 1, 2} and result.inertia == pytest.approx(0.0, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_same_inputs_and_seed_give_the_same_result_on_any_number_of_threads() -> None:
     """Several chunks of rows, so the parallel sums are combined; one thread and all of them (two on the machines
     this runs on) give identical bits."""
@@ -211,6 +219,7 @@ def test_bad_input_is_refused_in_one_line(attempt: Callable[[], object], words: 
     assert words in str(refused.value) and "\n" not in str(refused.value)
 
 
+@pytest.mark.slow
 def test_re_seeding_takes_the_farthest_hands_of_positive_weight_from_clusters_that_keep_one() -> None:
     """Clusters 2 and 3 are empty. Hand 5 is the farthest but has no weight and hand 0 is alone in cluster 0; the
     farthest of the rest, hand 3, goes to cluster 2, then hand 1 (cluster 1 then keeps hand 2) to cluster 3."""

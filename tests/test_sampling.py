@@ -23,6 +23,8 @@ from eval import exploitability_of_strategy
 from tests.support import assert_within_standard_errors, tree
 
 SAMPLES = 20_000
+_IN_THE_DEFAULT_RUN = {("external", "independent"), ("outcome", "stratified")}
+"""The same-seed cases the default run takes (every one runs under ``slow``)."""
 """First iterations sampled per scheme for the unbiasedness check."""
 Z_BOUND = 5.0
 """A cell fails beyond 5 standard errors: about 6e-7 per cell when the estimator is unbiased."""
@@ -174,8 +176,16 @@ def test_no_worse_than_openspiel_mccfr_at_equal_iterations(game_id: str, iterati
     assert statistics.mean(ours) <= statistics.mean(theirs) + 2 * spread, (ours, theirs)
 
 
-@pytest.mark.parametrize("sampling", sorted(SCHEMES))
-@pytest.mark.parametrize("game_id", ["openspiel:leduc_poker", "rlcard:leduc-holdem"])
+@pytest.mark.parametrize(
+    ("game_id", "sampling"),
+    [
+        *(("openspiel:leduc_poker", scheme) for scheme in sorted(SCHEMES)),
+        *(
+            pytest.param("rlcard:leduc-holdem", scheme, marks=() if scheme == "external" else pytest.mark.slow)
+            for scheme in sorted(SCHEMES)
+        ),
+    ],
+)
 def test_openspiel_nash_conv_of_a_sampled_policy_equals_ours(game_id: str, sampling: str) -> None:
     """Native OpenSpiel Leduc, and RLCard Leduc bridged into OpenSpiel."""
     t = tree(game_id)
@@ -187,10 +197,17 @@ def test_openspiel_nash_conv_of_a_sampled_policy_equals_ours(game_id: str, sampl
     assert abs(exploitability_of_strategy(t, solver.average_strategy()).nash_conv - theirs) <= 1e-9
 
 
-@pytest.mark.parametrize("chance_draws", CHANCE_DRAWS)
-@pytest.mark.parametrize("sampling", sorted(SCHEMES))
+@pytest.mark.parametrize(
+    ("sampling", "chance_draws"),
+    [
+        pytest.param(scheme, draws, marks=() if (scheme, draws) in _IN_THE_DEFAULT_RUN else pytest.mark.slow)
+        for scheme in sorted(SCHEMES)
+        for draws in CHANCE_DRAWS
+    ],
+)
 def test_the_same_seed_gives_the_same_policy_file(tmp_path: Path, sampling: str, chance_draws: str) -> None:
-    """On one machine: the same seed writes the same file byte for byte; another seed another file."""
+    """On one machine: the same seed writes the same file byte for byte; another seed another file (three
+    processes a case: two cases in the default run, every scheme and kind of draw under ``slow``)."""
     files = []
     for name, seed in (("a", "5"), ("b", "5"), ("c", "6")):
         out = tmp_path / f"{name}.json"

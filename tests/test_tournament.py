@@ -60,6 +60,7 @@ def test_tournament_outputs_and_workers_give_identical_results(policy_files: dic
     assert (one / "heatmap.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow  # Ray's start-up: the sweep tests run Ray in the default suite
 def test_a_tournament_on_ray_equals_one_on_local_workers(
     local_ray: None, policy_files: dict[str, Path], tmp_path: Path
 ) -> None:

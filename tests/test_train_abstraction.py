@@ -72,14 +72,12 @@ def test_a_resumed_run_writes_the_strategy_a_whole_run_writes(abstraction: Path,
 
 
 def test_the_saved_strategy_scores_as_the_report_says(abstraction: Path, tmp_path: Path) -> None:
-    status, out, _ = train(
-        abstraction, "--iterations", "2000", "--sampling", "outcome", "--out", str(tmp_path / "s.json"), "--json"
-    )
+    status, out, _ = train(abstraction, "--iterations", "2000", "--out", str(tmp_path / "s.json"), "--json")
     assert status == 0
     report = json.loads(out)
     strategy = load_abstract_strategy(tmp_path / "s.npz", game_id=GAME)
     assert strategy.iterations == report["iterations"] == 2000
-    assert strategy.parameters["sampling"] == "outcome"
+    assert strategy.parameters["sampling"] == "external"
     score = exploitability(game_tree(GAME), AbstractHands(strategy.game, strategy.strategy))
     assert abs(score.nash_conv - report["nash_conv"]) < 1e-6  # float32 on disk
 

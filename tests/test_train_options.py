@@ -55,7 +55,7 @@ VALUES: dict[str, list[str]] = {
     "--algo": [],  # the family's own, already given
     "--suit-isomorphism": ["--game", "openspiel:leduc_poker"],
     "--engine": ["tree"],
-    "--abstraction": ["abstraction", "--game", "holdem-6"],  # built in the run's folder
+    "--abstraction": ["abstraction", "--game", "holdem-6", "--sampling", "external"],  # built in the run's folder
     "--sampling": ["external"],
     "--averaging": ["simple"],
     "--epsilon": ["0.5"],

@@ -88,7 +88,7 @@ def _reads(args: argparse.Namespace, action: argparse.Action) -> Iterator[files.
     files a directory holds (a card abstraction's), the weights a model sidecar names, and the other file of an
     abstract strategy's pair with the files of its abstraction."""
     for shown in _values(args, action):
-        if Path(shown).is_dir():
+        if _is_directory(shown):
             held = (entry for entry in sorted(Path(shown).iterdir()) if files.file_identity(entry) is not None)
             yield from (files.Read(entry, action.dest, f"a file of {shown!r}") for entry in held)
             continue
@@ -102,6 +102,14 @@ def _reads(args: argparse.Namespace, action: argparse.Action) -> Iterator[files.
         if weights is not None:
             yield files.Read(weights, action.dest, f"the weights of {shown!r}")
         yield from (files.Read(path, action.dest, f"read with {shown!r}") for path in files_read(shown))
+
+
+def _is_directory(shown: str) -> bool:
+    """Whether ``shown`` names a directory (a name the system cannot look up -- too long, say -- names none)."""
+    try:
+        return Path(shown).is_dir()
+    except OSError:
+        return False
 
 
 def _cache_entries() -> list[Path]:
