@@ -9,18 +9,24 @@ the two is refused too. Its size is checked against the limit of its kind (the `
 tabled in ``docs/formats.md``) before a byte is read.
 """
 
+import contextlib
 import functools
 import importlib
 import json
+import math
 import os
 import stat
 import string
 import sys
-from collections.abc import Callable
+import zipfile
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO, Literal
+
+import numpy as np
+from numpy.typing import NDArray
 
 KIB, MIB, GIB = 2**10, 2**20, 2**30
 MAX_JSON_BYTES = 256 * MIB
@@ -232,6 +238,84 @@ def read_regular(path: str | os.PathLike[str], what: str, limit: int, error: typ
     if len(content) > limit:
         raise error(f"{what} {source!r} is more than the {size_text(limit)} it may be")
     return content
+
+
+NpySpec = tuple[np.dtype[Any], tuple[int, ...]]
+"""The dtype and shape an ``.npz`` member must hold."""
+_NPY_CHUNK = 64 * MIB
+
+
+@contextlib.contextmanager
+def npz_archive(
+    handle: BinaryIO, fail: Callable[[str], Exception], names: Collection[str] | None = None
+) -> Iterator[tuple[zipfile.ZipFile, dict[str, zipfile.ZipInfo]]]:
+    """The ``.npz`` archive open as ``handle`` and its members by array name, once the archive's directory is
+    checked: ``.npy`` members only, each once, exactly ``names`` when given, all stored uncompressed and together
+    no larger than the file (so no member can declare more than the file holds). A refusal is ``fail(problem)``;
+    a damaged zip raises what :mod:`zipfile` raises, for the caller to name."""
+    size = os.fstat(handle.fileno()).st_size
+    with zipfile.ZipFile(handle) as archive:
+        members: dict[str, zipfile.ZipInfo] = {}
+        for info in archive.infolist():
+            name = info.filename.removesuffix(".npy")
+            if name == info.filename:
+                raise fail(f"member {info.filename!r} is not a .npy array")
+            if name in members:
+                raise fail(f"holds the member {info.filename!r} twice")
+            if info.compress_type != zipfile.ZIP_STORED:
+                raise fail(f"member {info.filename!r} is compressed; it is stored as it is")
+            members[name] = info
+        if names is not None and sorted(members) != sorted(names):
+            raise fail(f"holds the arrays {sorted(members)[:8]}, not {sorted(names)}")
+        declared = sum(info.file_size for info in members.values())
+        if declared > size:
+            raise fail(f"has members of {declared:,} bytes in all, more than the file's {size:,}")
+        yield archive, members
+
+
+@contextlib.contextmanager
+def npy_member(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, fail: Callable[[str], Exception], expect: NpySpec | None = None
+) -> Iterator[tuple[IO[bytes], tuple[int, ...], np.dtype[Any], Literal["C", "F"]]]:
+    """Member ``info`` of ``archive`` (from :func:`npz_archive`) open at its data, with the shape, dtype and order
+    (``"C"`` or ``"F"``) its ``.npy`` header declares, once that header is checked and before a byte of data is
+    read: a known ``.npy`` version; plain values (Python objects only pickle could load are refused); the
+    ``expect``-ed dtype and shape when given; and a declared array that fills exactly the bytes the member
+    holds."""
+    name = info.filename
+    with archive.open(info) as stream:
+        try:
+            version = np.lib.format.read_magic(stream)
+            if version not in ((1, 0), (2, 0)):
+                raise fail(f"member {name!r} is in the unknown .npy version {version}")
+            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            declared, fortran, dtype = read(stream)
+        except (ValueError, TypeError, SyntaxError) as error:
+            raise fail(f"member {name!r} has no readable .npy header ({error})") from None
+        shape = tuple(int(length) for length in declared)
+        if dtype.hasobject:
+            raise fail(f"member {name!r} holds its values as Python objects, which only pickle could load")
+        if expect is not None and (dtype != expect[0] or shape != expect[1]):
+            raise fail(f"member {name!r} is stored as {dtype}{list(shape)}, not {expect[0]}{list(expect[1])}")
+        if dtype.itemsize == 0 or info.file_size != stream.tell() + math.prod(shape) * dtype.itemsize:
+            raise fail(f"member {name!r} declares {dtype}{list(shape)}, not what its {info.file_size:,} bytes hold")
+        yield stream, shape, dtype, "F" if fortran else "C"
+
+
+def read_npy_member(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, fail: Callable[[str], Exception], expect: NpySpec | None = None
+) -> NDArray[Any]:
+    """The array member ``info`` of ``archive`` holds, checked as :func:`npy_member` checks it and read in chunks
+    into an array of its declared shape and order."""
+    with npy_member(archive, info, fail, expect) as (stream, shape, dtype, order):
+        flat = np.empty(math.prod(shape), dtype)
+        buffer = flat.view(np.uint8).data
+        for start in range(0, len(buffer), _NPY_CHUNK):
+            data = stream.read(min(_NPY_CHUNK, len(buffer) - start))
+            buffer[start : start + len(data)] = data
+            if start + len(data) != min(start + _NPY_CHUNK, len(buffer)):
+                raise fail(f"member {info.filename!r} ends before its array does")
+    return flat.reshape(shape, order=order)
 
 
 def read_json(path: str | Path, what: str, error: type[InputError] = InputError, *, limit: int = MAX_JSON_BYTES) -> Any:

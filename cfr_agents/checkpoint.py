@@ -48,11 +48,11 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import IO, Any, TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 
-from adapters.inputs import MAX_CHECKPOINT_BYTES, InputError, open_regular
+from adapters.inputs import MAX_CHECKPOINT_BYTES, InputError, npz_archive, open_regular, read_npy_member
 from cfr_agents.abstract_game import AbstractGame
 from cfr_agents.files import replacing
 from cfr_agents.public_tree.solver import PublicTreeSolver
@@ -276,51 +276,13 @@ def read_checkpoint(path: str | os.PathLike[str]) -> AnyCheckpoint:
             if handle.read(len(ZIP_MAGIC[0])) not in ZIP_MAGIC:  # np.load would take it for a pickle or a .npy
                 raise unreadable("not a zip file")
             handle.seek(0)
-            with zipfile.ZipFile(handle) as archive:
-                arrays = {_name(info, unreadable): _member(archive, info, unreadable) for info in archive.infolist()}
+            with npz_archive(handle, unreadable) as (archive, members):
+                arrays = {name: read_npy_member(archive, info, unreadable) for name, info in members.items()}
+        except CheckpointError:
+            raise
         except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile, KeyError, ValueError) as error:
             raise unreadable(error) from None
     return _from_arrays(arrays, source)
-
-
-def _name(info: zipfile.ZipInfo, unreadable: Callable[[str], CheckpointError]) -> str:
-    if not info.filename.endswith(".npy"):
-        raise unreadable(f"member {info.filename!r} is not a .npy array")
-    return info.filename.removesuffix(".npy")
-
-
-def _member(
-    archive: zipfile.ZipFile, info: zipfile.ZipInfo, unreadable: Callable[[str], CheckpointError]
-) -> np.ndarray:
-    """Member ``info`` of the archive: a stored (uncompressed) ``.npy`` array of plain values, whose declared
-    size fits in the bytes the member holds (read only once that is checked)."""
-    name = info.filename
-    if info.compress_type != zipfile.ZIP_STORED:
-        raise unreadable(f"member {name!r} is compressed; a checkpoint's arrays are stored as they are")
-    with archive.open(info) as member:
-        shape, dtype = _declared(member, name, unreadable)
-        if dtype.hasobject:  # an object array, which only pickle could load
-            raise unreadable(f"member {name!r} is not a NumPy array of plain values")
-        if math.prod(shape) * dtype.itemsize > info.file_size:
-            raise unreadable(
-                f"member {name!r} declares {shape} {dtype} values, more than its {info.file_size:,} bytes hold"
-            )
-    with archive.open(info) as member:
-        array = np.lib.format.read_array(member, allow_pickle=False)
-    return np.asarray(array)
-
-
-def _declared(
-    member: IO[bytes], name: str, unreadable: Callable[[str], CheckpointError]
-) -> tuple[tuple[int, ...], np.dtype[Any]]:
-    """The shape and dtype a ``.npy`` member's header declares."""
-    try:
-        version = np.lib.format.read_magic(member)
-        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        shape, _, dtype = read(member)
-    except (ValueError, TypeError, SyntaxError) as error:
-        raise unreadable(f"member {name!r} has no .npy header ({error})") from None
-    return tuple(shape), dtype
 
 
 def _from_arrays(arrays: dict[str, np.ndarray], source: str) -> AnyCheckpoint:

@@ -35,11 +35,9 @@ import functools
 import glob
 import hashlib
 import json
-import math
 import os
 import re
 import sys
-import zipfile
 from collections.abc import Callable, Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
@@ -50,7 +48,7 @@ from numpy.typing import NDArray
 
 import adapters
 from adapters import Game
-from adapters.inputs import GIB, InputError, open_regular
+from adapters.inputs import GIB, InputError, npz_archive, open_regular, read_npy_member
 from adapters.openspiel import OpenSpielGame
 from adapters.rlcard import RLCardGame
 from cfr_agents.files import replacing
@@ -192,41 +190,14 @@ def _read(path: Path, expected: Mapping[str, object], decode: Callable[[Arrays],
 
 
 def _read_members(handle: BinaryIO, only: str | None = None) -> dict[str, NDArray[Any]]:
-    """The arrays of the ``.npz`` entry open as ``handle`` (only the one named ``only``, if given). The members are
-    stored uncompressed, so together they must fit in the file, and each array's declared shape and type must
-    fill exactly the bytes of its member before it is read: a damaged entry is refused (``ValueError``)
-    before anything larger than the file is allocated."""
-    size = os.fstat(handle.fileno()).st_size
-    arrays = {}
-    with zipfile.ZipFile(handle) as archive:
-        members = archive.infolist()
-        if any(member.compress_type != zipfile.ZIP_STORED for member in members):
-            raise ValueError("it has compressed members")
-        if sum(member.file_size for member in members) > size:
-            raise ValueError("its members declare more bytes than the file holds")
-        for member in members:
-            name = member.filename.removesuffix(".npy")
-            if name == member.filename:
-                raise ValueError(f"its member {member.filename!r} is not an array")
-            if only is not None and name != only:
-                continue
-            with archive.open(member) as stream:
-                version = np.lib.format.read_magic(stream)
-                if version not in ((1, 0), (2, 0)):
-                    raise ValueError(f"its member {name!r} has the unknown array format {version}")
-                read_header = (
-                    np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-                )
-                shape, _, dtype = read_header(stream)
-                if (
-                    dtype.hasobject
-                    or dtype.itemsize == 0
-                    or math.prod(shape) * dtype.itemsize != member.file_size - stream.tell()
-                ):
-                    raise ValueError(f"its member {name!r} does not hold the array its header declares")
-            with archive.open(member) as stream:
-                arrays[name] = np.lib.format.read_array(stream, allow_pickle=False)
-    return arrays
+    """The arrays of the ``.npz`` entry open as ``handle`` (only the one named ``only``, if given), each checked
+    on its archive entry and ``.npy`` header before it is read (:func:`~adapters.inputs.npz_archive`,
+    :func:`~adapters.inputs.read_npy_member`): a damaged entry is refused (``ValueError``) before anything
+    larger than the file is allocated."""
+    with npz_archive(handle, ValueError) as (archive, members):
+        return {
+            name: read_npy_member(archive, info, ValueError) for name, info in members.items() if only in (None, name)
+        }
 
 
 def digest(arrays: Arrays) -> str:

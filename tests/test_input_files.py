@@ -29,7 +29,7 @@ import pytest
 import eval.hand_log
 import eval.opponents.nfsp
 import eval.plots
-from adapters.inputs import MAX_WEIGHTS_BYTES, InputError, read_regular
+from adapters.inputs import MAX_WEIGHTS_BYTES, InputError, npz_archive, read_npy_member, read_regular
 from eval.opponents.registry import MODELS
 from tests.support import run_cli
 
@@ -376,3 +376,38 @@ def test_a_hand_the_game_would_not_deal_or_play_is_refused(tmp_path: Path, game_
     edit, words = CHANGES[change]
     line = json.dumps({**hands[number - 1], **edit(hands[number - 1])}).encode() + b"\n"
     refused(exploit(_with_line(log, number, line), game_id), f"line {number}: ", words)
+
+
+def _read_npz(path: Path) -> dict[str, np.ndarray]:
+    with path.open("rb") as handle, npz_archive(handle, InputError) as (archive, members):
+        return {name: read_npy_member(archive, info, InputError) for name, info in members.items()}
+
+
+def test_the_shared_npz_reader_reads_what_numpy_writes_in_either_order(tmp_path: Path) -> None:
+    arrays = {"c": np.arange(12.0).reshape(3, 4), "f": np.asfortranarray(np.arange(6, dtype=np.int32).reshape(2, 3))}
+    np.savez(tmp_path / "a.npz", **arrays)
+    read = _read_npz(tmp_path / "a.npz")
+    assert sorted(read) == ["c", "f"]
+    for name, array in arrays.items():
+        assert read[name].dtype == array.dtype
+        np.testing.assert_array_equal(read[name], array)
+
+
+@pytest.mark.parametrize(
+    ("members", "words"),
+    [
+        ({"a.npy": _npy((2,), bytes(16)), "notes.txt": b"hi"}, "member 'notes.txt' is not a .npy array"),
+        ({"a.npy": _npy((2,), bytes(16)), "b.npy": _npy((3,), bytes(16))}, "member 'b.npy' declares float64[3]"),
+        ({"a.npy": b"\x93NUMPY\x03\x00junk"}, "member 'a.npy' is in the unknown .npy version (3, 0)"),
+        ({"a.npy": b"not an array"}, "member 'a.npy' has no readable .npy header"),
+    ],
+    ids=["not .npy", "short", "version", "no header"],
+)
+def test_the_shared_npz_reader_refuses_a_damaged_member_before_reading_it(
+    tmp_path: Path, members: dict[str, bytes], words: str
+) -> None:
+    path = tmp_path / "a.npz"
+    path.write_bytes(_npz(members))
+    with pytest.raises(InputError) as refused:
+        _read_npz(path)
+    assert words in str(refused.value)

@@ -181,7 +181,7 @@ REFUSALS: dict[str, tuple[Callable[[Path], object], str]] = {
         "as Python objects, which only pickle could load",
     ),
     "compressed": (lambda npz: forge(npz, True, probabilities=stored(npz)), "compressed; it is stored as it is"),
-    "two arrays": (two_members, "holds ['probabilities.npy', 'more.npy'], not the one array"),
+    "two arrays": (two_members, "holds the arrays ['more', 'probabilities'], not ['probabilities']"),
     "not a zip": (not_a_zip, "is not a readable .npz archive"),
     "not finite": (lambda npz: with_row(npz, [np.nan, 0.5, 0.5]), "a probability that is not finite at betting ''"),
     "negative": (lambda npz: with_row(npz, [-0.25, 0.75, 0.5]), "a negative probability at betting ''"),

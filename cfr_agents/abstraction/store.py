@@ -49,7 +49,7 @@ import tempfile
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO, Final
+from typing import Any, Final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -58,7 +58,17 @@ import cfr_agents.tree_cache as tree_cache
 from adapters import load_game
 from adapters.games import canonical_game_id
 from adapters.holdem.rules import LimitRules
-from adapters.inputs import GIB, MAX_SIDECAR_BYTES, InputError, kind_of, open_regular, read_json
+from adapters.inputs import (
+    GIB,
+    MAX_SIDECAR_BYTES,
+    InputError,
+    NpySpec,
+    kind_of,
+    npz_archive,
+    open_regular,
+    read_json,
+    read_npy_member,
+)
 from cfr_agents.abstraction.build import Progress, build_abstraction, game_indexes, game_rules
 from cfr_agents.abstraction.spec import METHODS, RoundSpec
 from cfr_agents.abstraction.tables import Abstraction, AbstractionTables
@@ -408,48 +418,25 @@ def _expected_arrays(
 
 def _read_tables(
     path: Path,
-    expected: Mapping[str, tuple[np.dtype[Any], tuple[int, ...]]],
+    expected: Mapping[str, NpySpec],
     fail: Callable[[str], AbstractionFileError],
 ) -> dict[str, NDArray[Any]]:
     """The arrays of ``tables.npz``: exactly the members ``expected`` names, each stored uncompressed with the
     declared dtype and shape filling its bytes, checked on its ``.npy`` header before it is read."""
+
+    def damaged(problem: str) -> AbstractionFileError:
+        return fail(
+            f"has a {TABLES} whose {problem}" if problem.startswith("member") else f"has a {TABLES} that {problem}"
+        )
+
     with open_regular(path, "abstraction tables", MAX_TABLES_BYTES, AbstractionFileError) as handle:
         try:
-            return _read_members(handle, expected, fail)
+            with npz_archive(handle, damaged, expected) as (archive, members):
+                return {name: read_npy_member(archive, info, damaged, expected[name]) for name, info in members.items()}
         except AbstractionFileError:
             raise
         except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, SyntaxError) as error:
             raise fail(f"has a {TABLES} that is not a readable .npz archive ({error})") from None
-
-
-def _read_members(
-    handle: BinaryIO,
-    expected: Mapping[str, tuple[np.dtype[Any], tuple[int, ...]]],
-    fail: Callable[[str], AbstractionFileError],
-) -> dict[str, NDArray[Any]]:
-    arrays = {}
-    with zipfile.ZipFile(handle) as archive:
-        members = archive.infolist()
-        if sorted(member.filename for member in members) != sorted(f"{name}.npy" for name in expected):
-            raise fail(f"has a {TABLES} that does not hold exactly the arrays {sorted(expected)}")
-        for member in members:
-            name = member.filename.removesuffix(".npy")
-            dtype, shape = expected[name]
-            if member.compress_type != zipfile.ZIP_STORED:
-                raise fail(f"has the array {name!r} compressed; it is stored as it is")
-            with archive.open(member) as stream:
-                version = np.lib.format.read_magic(stream)
-                if version not in ((1, 0), (2, 0)):
-                    raise fail(f"has the array {name!r} in the unknown .npy version {version}")
-                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-                declared, fortran, declared_dtype = read(stream)
-                if declared_dtype != dtype or tuple(declared) != shape or fortran:
-                    raise fail(f"holds {name!r} as {declared_dtype}{list(declared)}, not {dtype}{list(shape)}")
-                if member.file_size != stream.tell() + math.prod(shape) * dtype.itemsize:
-                    raise fail(f"holds {member.file_size:,} bytes for {name!r}, not those of {dtype}{list(shape)}")
-            with archive.open(member) as stream:
-                arrays[name] = np.lib.format.read_array(stream, allow_pickle=False)
-    return arrays
 
 
 def _check_tables(

@@ -55,7 +55,15 @@ from open_spiel.python import policy as openspiel_policy
 from adapters import load_game
 from adapters.games import canonical_game_id
 from adapters.holdem import card_name
-from adapters.inputs import MAX_SIDECAR_BYTES, MAX_STRATEGY_BYTES, InputError, open_regular, read_json
+from adapters.inputs import (
+    MAX_SIDECAR_BYTES,
+    MAX_STRATEGY_BYTES,
+    InputError,
+    npy_member,
+    npz_archive,
+    open_regular,
+    read_json,
+)
 from adapters.openspiel import PREFIX
 from cfr_agents.files import check_outputs, replacing, write_atomic
 from cfr_agents.public_tree.engine import FloatArray
@@ -359,32 +367,18 @@ def write_probabilities(handle: BinaryIO, strategy: FloatArray) -> None:
 
 def read_probabilities(handle: BinaryIO, size: int, fail: Callable[[str], StrategyFileError]) -> FloatArray:
     """The archive's one stored float32 array of ``size`` entries, widened to float64 chunk by chunk. Its
-    ``.npy`` header is read and checked before any of it is: an array of objects (a pickle), another dtype or
-    shape, or a member whose bytes are not exactly the declared array is refused."""
+    ``.npy`` header is read and checked (:func:`~adapters.inputs.npy_member`) before any of it is: an array of
+    objects (a pickle), another dtype or shape, or a member whose bytes are not exactly the declared array is
+    refused."""
     try:
-        with zipfile.ZipFile(handle) as archive:
-            names = archive.namelist()
-            if names != [f"{MEMBER}.npy"]:
-                raise fail(f"holds {names[:4]}, not the one array {MEMBER!r}")
-            info = archive.getinfo(names[0])
-            if info.compress_type != zipfile.ZIP_STORED:
-                raise fail(f"has its array {MEMBER!r} compressed; it is stored as it is")
-            with archive.open(info) as member:
-                version = np.lib.format.read_magic(member)
-                if version not in ((1, 0), (2, 0)):
-                    raise fail(f"has its array {MEMBER!r} in the unknown .npy version {version}")
-                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-                shape, _, dtype = read(member)
-                if dtype.hasobject:
-                    raise fail(f"holds {MEMBER!r} as Python objects, which only pickle could load")
-                if dtype != DTYPE or tuple(shape) != (size,):
-                    raise fail(f"holds {MEMBER!r} as {dtype}{list(shape)}, not float32[{size}]")
-                if info.file_size != member.tell() + size * DTYPE.itemsize:
-                    raise fail(f"holds {info.file_size:,} bytes for {MEMBER!r}, not a float32[{size}] array's")
-                strategy = np.empty(size)
-                for start in range(0, size, _CHUNK):
-                    count = min(_CHUNK, size - start)
-                    strategy[start : start + count] = np.frombuffer(member.read(count * DTYPE.itemsize), DTYPE)
+        with (
+            npz_archive(handle, fail, [MEMBER]) as (archive, members),
+            npy_member(archive, members[MEMBER], fail, (DTYPE, (size,))) as (stream, _, _, _),
+        ):
+            strategy = np.empty(size)
+            for start in range(0, size, _CHUNK):
+                count = min(_CHUNK, size - start)
+                strategy[start : start + count] = np.frombuffer(stream.read(count * DTYPE.itemsize), DTYPE)
     except StrategyFileError:
         raise
     except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, SyntaxError) as error:
