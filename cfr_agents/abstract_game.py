@@ -141,22 +141,3 @@ class AbstractGame:
         n = self.num_actions
         strategy = (np.arange(3)[None, :] < n[:, None]).astype(np.float64)
         return strategy / n[:, None]
-
-    def hand_buckets(self, round_: int, hands: IntArray, board: NDArray[np.int64] | list[int]) -> IntArray:
-        """The bucket of each hand of ``hands`` ``(H, k)`` with the board cards ``board`` dealt up to ``round_``,
-        at once (-1 for a hand that meets the board)."""
-        tables = self.abstraction.kernel_tables()
-        cards = np.sort(np.asarray(board, dtype=np.int64))
-        board_rank = int(sum(tables.binomial[card, i + 1] for i, card in enumerate(cards)))
-        slot = int(tables.board_offset[round_]) + board_rank
-        canonical, perm = int(tables.board_class[slot]), int(tables.board_perm[slot])
-        images = np.sort(tables.card_perm[perm][hands], axis=1)
-        ranks = tables.binomial[images, np.arange(1, images.shape[1] + 1)].sum(axis=1)
-        hand = tables.hand_of_colex[ranks]
-        per_board = tables.hand_of_colex.shape[0]
-        buckets: IntArray = tables.buckets[int(tables.bucket_offset[round_]) + canonical * per_board + hand].astype(
-            np.int64
-        )
-        meets = np.isin(hands, cards).any(axis=1)
-        buckets[meets] = -1
-        return buckets

@@ -150,7 +150,7 @@ class AbstractHands:
         buckets = self._buckets.get((segment, round_))
         if buckets is None:
             board = [card for cards in tree.segments.boards[segment][: round_ + 1] for card in cards]
-            buckets = np.maximum(self.game.hand_buckets(round_, tree.hands, board), 0)  # -1: no deal reaches it
+            buckets = np.maximum(self.game.abstraction.buckets(round_, tree.hands, board), 0)  # -1: no deal reaches it
             self._buckets[(segment, round_)] = buckets
         n = int(tree.betting.num_children[node])
         block: FloatArray = self.strategy[self.game.row_base[node] + buckets, :n].T

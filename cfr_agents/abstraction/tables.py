@@ -98,10 +98,10 @@ class Abstraction:
     def bucket(
         self, round_: int, hole: Sequence[int] | NDArray[np.int64], board: Sequence[int] | NDArray[np.int64]
     ) -> int:
-        """The bucket of hole cards ``hole`` with the board cards ``board`` dealt up to round ``round_`` (any order),
-        looked up in Python; cards that are not distinct cards of the deck, or not as many as the round deals, are
-        refused in one line."""
-        rules, tables = self.rules, self.tables
+        """The bucket of hole cards ``hole`` with the board cards ``board`` dealt up to round ``round_`` (any order);
+        cards that are not distinct cards of the deck, or not as many as the round deals, are refused in one
+        line."""
+        rules = self.rules
         if not 0 <= round_ < rules.num_rounds:
             raise InputError(f"{self.game_id} has rounds 0 to {rules.num_rounds - 1}, not {round_}")
         hole_cards, board_cards = [int(card) for card in hole], [int(card) for card in board]
@@ -117,10 +117,24 @@ class Abstraction:
                 f"round {round_} of {self.game_id} takes {rules.num_hole_cards} hole cards and {size} board cards, "
                 f"distinct cards of a deck of {rules.deck_size}: not {hole_cards} and {board_cards}"
             )
-        slot = int(tables.board_offset[round_]) + _colex(board_cards)
+        return int(self.buckets(round_, np.array([hole_cards], dtype=np.int64), board_cards)[0])
+
+    def buckets(
+        self, round_: int, hands: NDArray[np.int64], board: Sequence[int] | NDArray[np.int64]
+    ) -> NDArray[np.int64]:
+        """The bucket of each hand of ``hands`` ``(H, k)`` with the board cards ``board`` (distinct, as many as round
+        ``round_`` deals, any order), at once: -1 for a hand that meets the board. As :func:`bucket_of` computes
+        it: the board's canonical board and suit permutation, then the colexicographic rank of each hand's image."""
+        tables = self.tables
+        slot = int(tables.board_offset[round_]) + _colex([int(card) for card in board])
         canonical, perm = int(tables.board_class[slot]), int(tables.board_perm[slot])
-        hand = int(tables.hand_of_colex[_colex([int(tables.card_perm[perm, card]) for card in hole_cards])])
-        return int(tables.buckets[int(tables.bucket_offset[round_]) + canonical * len(tables.hand_of_colex) + hand])
+        images = np.sort(tables.card_perm[perm][hands], axis=1)
+        ranks = tables.binomial[images, np.arange(1, images.shape[1] + 1)].sum(axis=1)
+        per_board = tables.hand_of_colex.shape[0]
+        row = int(tables.bucket_offset[round_]) + canonical * per_board
+        buckets: NDArray[np.int64] = tables.buckets[row + tables.hand_of_colex[ranks]].astype(np.int64)
+        buckets[np.isin(hands, np.asarray(board)).any(axis=1)] = -1
+        return buckets
 
 
 def _colex(cards: list[int]) -> int:
