@@ -3,6 +3,9 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALL := $(BIN)/pip install --quiet
+# `make test` runs the default suite in this many processes (pytest-xdist; the tests of one file run in one); the slow
+# suite runs in one, as some of its solves take half the machine's memory.
+TEST_WORKERS ?= 2
 
 # The shipped trained opponents join the demo tournament when their model files are present.
 MODELS := eval/opponents/models
@@ -47,7 +50,7 @@ demo: $(VENV)/.demo
 	$(BIN)/cfr-agents plot strategy out/rlcard_leduc.json --line call:raise:call:SK:check:raise --out out/strategy_line.png
 
 test: $(VENV)/.test lint docs
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -m "not slow" -n $(TEST_WORKERS) --dist loadfile
 
 test-slow: $(VENV)/.test
 	$(BIN)/python -m pytest -m slow --hypothesis-profile=slow
