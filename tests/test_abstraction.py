@@ -9,6 +9,7 @@ import itertools
 import json
 import math
 import os
+import tracemalloc
 import zipfile
 from collections.abc import Iterator
 from functools import cache
@@ -37,7 +38,7 @@ from cfr_agents.abstraction import (
     save_abstraction,
     store,
 )
-from cfr_agents.abstraction.build import game_indexes, game_rules
+from cfr_agents.abstraction.build import game_indexes, game_rules, peak_bytes
 from cfr_agents.abstraction.indexing import card_index
 from cfr_agents.abstraction.lossless import count_classes, round_classes
 from cfr_agents.abstraction.percentile import percentile_buckets
@@ -621,3 +622,17 @@ def test_bad_input_is_refused_in_one_line(workdir: Path, argv: list[str]) -> Non
     assert result.status == 2 and len(lines) == 1 and lines[0].startswith("cfr-agents: error:"), result
     assert not (workdir / "out").exists() and (workdir / "file").read_text() == "not an abstraction"
     assert not (workdir / store.SIDECAR).exists() and not (workdir / store.TABLES).exists()
+
+
+def test_the_memory_estimate_bounds_what_building_allocates() -> None:
+    """The estimate stated before a build is at least the peak of what the build allocates (NumPy's arrays are
+    traced), and not more than twice it."""
+    rounds = parse_spec("lossless,3000", class_counts("fhp"))
+    build_abstraction("fhp", rounds, np.random.default_rng(0))  # compiled outside the trace
+    tracemalloc.start()
+    try:
+        build_abstraction("fhp", rounds, np.random.default_rng(0))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= peak_bytes("fhp", rounds) <= 2 * peak

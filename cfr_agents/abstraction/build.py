@@ -72,6 +72,34 @@ def class_counts(game_id: str) -> tuple[int, ...]:
     return tuple(count_classes(cards, board) for board in boards)
 
 
+def peak_bytes(game_id: str, spec: Sequence[RoundSpec]) -> int:
+    r"""The bytes of the arrays building the abstraction ``spec`` of ``game_id`` holds at its peak, estimated from
+    their sizes before any is allocated. With :math:`H` hands, :math:`B_r` canonical boards and :math:`C_r` classes
+    in round :math:`r`, and :math:`L` the lossy rounds, the peak is the largest of
+
+    * every round's table (int32, :math:`T_r = 4 B_r H`), twice as the rounds' tables are joined:
+      :math:`2 \sum_r T_r`;
+    * while a lossy round :math:`r` is bucketed: the tables of the rounds before it and its own,
+      :math:`\sum_{s \le r} T_s`, and per class its hand and weight (int16, int8), E[HS] and E[HS^2] (float64), and
+      its ordering and label (int64, int32): :math:`31 C_r`; for ``emd``, in place of the ordering, its histogram of
+      :math:`b_r` float32 bins and k-means' float64 weight, two bounds and int64 label: :math:`C_r (55 + 4 b_r)`;
+
+    plus, when :math:`L` is not empty, the last round's hand strength, float32 over its boards: :math:`4 B_R H`.
+    A spec that does not fit the game is refused as :func:`build_abstraction` refuses it."""
+    game, rules = game_rules(game_id)
+    cards, boards = game_indexes(rules)
+    classes = class_counts(game_id)
+    _check_spec(game, tuple(spec), classes)
+    tables = [4 * board.num_boards * cards.num_hands for board in boards]
+    bucketing = [
+        sum(tables[: number + 1]) + count * (55 + 4 * round_.bins if round_.method == "emd" else 31)
+        for number, (round_, count) in enumerate(zip(spec, classes, strict=True))
+        if round_.method != "lossless"
+    ]
+    strength = tables[-1] if bucketing else 0
+    return strength + max(2 * sum(tables), *bucketing)
+
+
 def build_abstraction(
     game_id: str, spec: Sequence[RoundSpec], rng: np.random.Generator, *, progress: Progress | None = None
 ) -> Abstraction:

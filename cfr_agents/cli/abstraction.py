@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from cfr_agents.cli.common import non_negative_int, positive_int
+from cfr_agents.cli.common import check_memory, non_negative_int, positive_int
 from cfr_agents.cli.paths import add_input, add_output
 
 SPEC_HELP = (
@@ -48,12 +48,15 @@ def run_build(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from cfr_agents.abstraction import build_cached, class_counts, parse_spec
-    from cfr_agents.abstraction.build import game_rules
+    from cfr_agents.abstraction.build import game_rules, peak_bytes
     from cfr_agents.abstraction.store import check_out, read_sidecar
 
     game_rules(args.game)
     check_out(args.out)
     spec = parse_spec(args.buckets, class_counts(args.game), args.method, args.bins)
+    memory = check_memory(f"building this abstraction of {args.game}", peak_bytes(args.game, spec))
+    if not args.quiet:
+        print(memory, file=sys.stderr)
     bars: dict[str, Any] = {}
 
     def progress(stage: str, done: int, total: int) -> None:

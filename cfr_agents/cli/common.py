@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any, NoReturn
 
-from adapters.inputs import Interval
+from adapters.inputs import InputError, Interval
 from cfr_agents.exit_status import EXIT_DISAGREE as EXIT_DISAGREE
 from cfr_agents.exit_status import EXIT_INTERRUPTED as EXIT_INTERRUPTED
 from cfr_agents.exit_status import EXIT_USAGE as EXIT_USAGE
@@ -160,6 +161,25 @@ def real(text: str) -> float:
     if math.isnan(value):
         raise argparse.ArgumentTypeError("must be a number, got nan")
     return value
+
+
+def physical_bytes() -> int:
+    """The machine's memory, in bytes."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def gb(size: int) -> str:
+    """``size`` bytes in GB, or in MB below one GB."""
+    return f"{size / 1e9:.1f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"
+
+
+def check_memory(what: str, needs: int) -> str:
+    """``memory: about N at the peak, of M here`` for a job that needs ``needs`` bytes at its peak; refused in one
+    line, before anything is allocated, where the machine has less."""
+    here = physical_bytes()
+    if needs > here:
+        raise InputError(f"{what} needs about {gb(needs)} of memory at the peak; this machine has {gb(here)}")
+    return f"memory: about {gb(needs)} at the peak, of {gb(here)} here"
 
 
 def mbb(value: float, units: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -28,6 +27,7 @@ from cfr_agents.abstract_strategy import save_abstract_strategy
 from cfr_agents.checkpoint import AnyCheckpoint, Checkpoint, NeuralCheckpoint, read_checkpoint, save_checkpoint
 from cfr_agents.cli.common import (
     Within,
+    check_memory,
     deferred_interrupt,
     mbb,
     non_negative_int,
@@ -198,8 +198,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.json and not args.quiet:
         print(tree.summary(), file=sys.stderr)
         if isinstance(tree, PublicTree | AbstractGame):
-            needs, here = _gb(_peak_bytes(tree)), _gb(_physical_bytes())
-            print(f"memory: about {needs} at the peak, of {here} here", file=sys.stderr)
+            print(check_memory(tree.game_id, _peak_bytes(tree)), file=sys.stderr)
     stop = StopRule(args.iterations, args.target_nash_conv, args.time_limit)
     save = (lambda: save_checkpoint(checkpoint_path, solver, seed, preset)) if checkpoint_path else None
     show = not args.quiet and not args.json
@@ -323,7 +322,7 @@ def _new_solver(args: argparse.Namespace, algorithm: str) -> tuple[Trainable, in
     rule = _rule(args, algorithm)
     if _public_engine(args, solved):
         public = public_tree(solved.game_id)
-        _check_memory(public)
+        check_memory(public.game_id, _peak_bytes(public))
         return PublicTreeSolver(public, rule, algorithm), seed
     sampling = args.sampling or "none"
     if sampling != "none":
@@ -363,7 +362,7 @@ def _abstract_solver(args: argparse.Namespace, algorithm: str) -> tuple[Trainabl
         game = AbstractGame.load(args.abstraction, args.game)
     except InputError as error:
         raise InputError(f"--abstraction: {error}") from None
-    _check_memory(game)
+    check_memory(game.game_id, _peak_bytes(game))
     rule = _rule(args, algorithm)
     if rule.predictive or rule.discount_first or rule.scheduled:
         sampled = ", ".join(
@@ -435,25 +434,6 @@ def _peak_bytes(tree: PublicTree | AbstractGame) -> int:
     """The memory training on ``tree`` needs at its peak: full-game CFR's on a public tree, MCCFR's tables and the
     abstraction on an abstract game."""
     return peak_bytes(tree) if isinstance(tree, PublicTree) else table_bytes(tree)
-
-
-def _check_memory(tree: PublicTree | AbstractGame) -> None:
-    """Refuse, before its tables are allocated, a run that needs more memory than the machine has."""
-    if _peak_bytes(tree) > _physical_bytes():
-        raise InputError(
-            f"{tree.game_id} needs about {_gb(_peak_bytes(tree))} of memory at the peak; this machine has "
-            f"{_gb(_physical_bytes())}"
-        )
-
-
-def _physical_bytes() -> int:
-    """The machine's memory, in bytes."""
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-
-
-def _gb(size: int) -> str:
-    """``size`` bytes in GB, or in MB below one GB."""
-    return f"{size / 1e9:.1f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"
 
 
 def _mbb(value: float, tree: CompiledTree | PublicTree | AbstractGame) -> str:
