@@ -624,10 +624,11 @@ def test_bad_input_is_refused_in_one_line(workdir: Path, argv: list[str]) -> Non
     assert not (workdir / store.SIDECAR).exists() and not (workdir / store.TABLES).exists()
 
 
-def test_the_memory_estimate_bounds_what_building_allocates() -> None:
+@pytest.mark.parametrize("spec", ["lossless,3000", "lossless,lossless"])
+def test_the_memory_estimate_bounds_what_building_allocates(spec: str) -> None:
     """The estimate stated before a build is at least the peak of what the build allocates (NumPy's arrays are
     traced), and not more than twice it."""
-    rounds = parse_spec("lossless,3000", class_counts("fhp"))
+    rounds = parse_spec(spec, class_counts("fhp"))
     build_abstraction("fhp", rounds, np.random.default_rng(0))  # compiled outside the trace
     tracemalloc.start()
     try:

@@ -72,32 +72,35 @@ def class_counts(game_id: str) -> tuple[int, ...]:
     return tuple(count_classes(cards, board) for board in boards)
 
 
+SMALL_ARRAYS: Final = 1 << 20
+"""What :func:`peak_bytes` allows for the arrays it does not count one by one (the card and board indexes)."""
+
+
 def peak_bytes(game_id: str, spec: Sequence[RoundSpec]) -> int:
     r"""The bytes of the arrays building the abstraction ``spec`` of ``game_id`` holds at its peak, estimated from
-    their sizes before any is allocated. With :math:`H` hands, :math:`B_r` canonical boards and :math:`C_r` classes
-    in round :math:`r`, and :math:`L` the lossy rounds, the peak is the largest of
+    their sizes before any is allocated. With :math:`H` hands, :math:`B_r` canonical boards, :math:`C_r` classes and
+    :math:`S_r` board sets in round :math:`r`, a round's table :math:`T_r = 4 B_r H` (int32), the peak is the larger of
 
-    * every round's table (int32, :math:`T_r = 4 B_r H`), twice as the rounds' tables are joined:
-      :math:`2 \sum_r T_r`;
-    * while a lossy round :math:`r` is bucketed: the tables of the rounds before it and its own,
-      :math:`\sum_{s \le r} T_s`, and per class its hand and weight (int16, int8), E[HS] and E[HS^2] (float64), and
-      its ordering and label (int64, int32): :math:`31 C_r`; for ``emd``, in place of the ordering, its histogram of
-      :math:`b_r` float32 bins and k-means' float64 weight, two bounds and int64 label: :math:`C_r (55 + 4 b_r)`;
+    * while round :math:`r` is bucketed: the tables so far, :math:`\sum_{s \le r} T_s`, and :math:`c_r C_r` for
+      its classes: :math:`c_r = 7` for the hand, weight and label of each (int16, int8, int32) when it is lossless,
+      :math:`31` with E[HS], E[HS^2] (float64) and their ordering (int64) for ``ehs2``, :math:`55 + 4 b_r` for
+      ``emd``'s histograms of :math:`b_r` float32 bins and k-means' float64 weight, two bounds and int64 label;
+    * as the rounds' tables are joined: twice :math:`\sum_r T_r`, and the last round's classes, :math:`7 C_R`;
 
-    plus, when :math:`L` is not empty, the last round's hand strength, float32 over its boards: :math:`4 B_R H`.
+    plus the last round's hand strength (float32 over its boards, :math:`4 B_R H`) when a round is lossy, each
+    board set's canonical board and permutation (int32, int8: :math:`5 \sum_r S_r`), and :data:`SMALL_ARRAYS`.
     A spec that does not fit the game is refused as :func:`build_abstraction` refuses it."""
     game, rules = game_rules(game_id)
     cards, boards = game_indexes(rules)
     classes = class_counts(game_id)
     _check_spec(game, tuple(spec), classes)
     tables = [4 * board.num_boards * cards.num_hands for board in boards]
-    bucketing = [
-        sum(tables[: number + 1]) + count * (55 + 4 * round_.bins if round_.method == "emd" else 31)
-        for number, (round_, count) in enumerate(zip(spec, classes, strict=True))
-        if round_.method != "lossless"
-    ]
-    strength = tables[-1] if bucketing else 0
-    return strength + max(2 * sum(tables), *bucketing)
+    per_class = [{"lossless": 7, "ehs2": 31}.get(round_.method, 55 + 4 * round_.bins) for round_ in spec]
+    bucketing = [sum(tables[: r + 1]) + per_class[r] * classes[r] for r in range(len(classes))]
+    joining = 2 * sum(tables) + 7 * classes[-1]
+    strength = tables[-1] if any(round_.method != "lossless" for round_ in spec) else 0
+    board_sets = 5 * sum(board.board_class.shape[0] for board in boards)
+    return int(strength + max(joining, *bucketing) + board_sets + SMALL_ARRAYS)
 
 
 def build_abstraction(
