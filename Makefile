@@ -27,11 +27,11 @@ $(VENV)/.demo: pyproject.toml $(VENV)/.created
 	touch $@
 
 $(VENV)/.test: pyproject.toml $(VENV)/.created
-	$(INSTALL) -e ".[nfsp,plot,ray,verify,dev]"
+	$(INSTALL) -e ".[nfsp,plot,ray,verify,pettingzoo,dev]"
 	touch $@
 
 $(VENV)/.bench: pyproject.toml $(VENV)/.test
-	$(INSTALL) -e ".[nfsp,plot,ray,verify,dev,bench]"
+	$(INSTALL) -e ".[nfsp,plot,ray,verify,pettingzoo,dev,bench]"
 	touch $@
 
 $(VENV)/.docs: pyproject.toml $(VENV)/.test

@@ -27,6 +27,9 @@ values). :math:`f(h)` is the same card-removal sum of :math:`\pi(o)\,\sigma(I'_o
 against the agent is computed exactly by the engine (:func:`local_best_response`), beside the agent's exact
 best-response values: LBR's is a lower bound on them. :func:`play_lbr` plays it in OpenSpiel's
 ``universal_poker``, in duplicate pairs, where the exact value cannot be computed.
+
+Where the game has no public tree (``hulh``, ``rlcard:limit-holdem``), :mod:`eval.lbr_sampled` plays LBR hand by
+hand on the compiled engine, with the same utilities, and only its sampled value is known; :func:`run_lbr` picks.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 import pyspiel
@@ -49,16 +52,21 @@ from cfr_agents.public_tree.engine import Engine, FloatArray, own_placement, pro
 from cfr_agents.public_tree.kernels import fold, showdown
 from cfr_agents.public_tree.strategy_file import PublicStrategy
 from cfr_agents.public_tree.tree import PublicTree, build_public_tree
-from eval.environments import Z_95, OpenSpielPolicy, PairSamples
+from eval.environments import OpenSpielPolicy, PairSamples
 from eval.holdem import Placed, batched, check_name, hand_strategy, is_batched, on_public_tree, strategy_array, tree_for
+from eval.lbr_sampled import (
+    CALL,
+    FOLD,
+    PREFERENCE,
+    RAISE,
+    SEATS,
+    Sampled,
+    SampledLBRReport,
+    lbr_game,
+    no_public_tree,
+    sampled_lbr_report,
+)
 from eval.opponents import load_opponent
-
-FOLD: Final = 0
-CALL: Final = 1
-RAISE: Final = 2
-_PREFERENCE: Final = (CALL, RAISE, FOLD)
-"""OpenSpiel's action ids, in the order LBR prefers them when they are worth the same."""
-SEATS: Final = ("0", "1", "both")
 
 
 @dataclass(frozen=True)
@@ -221,7 +229,7 @@ def _decide(
         utility[actions.index(RAISE)] = folds * pot + (1.0 - folds) * (  # U(raise) = f P + (1 - f)(...)
             win * (pot + more) - (1.0 - win) * (asked + more)
         )
-    order = [actions.index(a) for a in _PREFERENCE if a in actions]
+    order = [actions.index(a) for a in PREFERENCE if a in actions]
     best = np.asarray(order)[np.argmax(utility[order], axis=0)]  # the first of the preferred among the best
     return np.where(seen, best, call)
 
@@ -259,19 +267,6 @@ def local_best_response(
     )
     best = (passes.best_response_value(0, against), passes.best_response_value(1, against))
     return strategy, LBRValues(seat_values, best)
-
-
-@dataclass(frozen=True)
-class Sampled:
-    """LBR's mean payoff per hand over duplicate pairs, in chips."""
-
-    pairs: int
-    mean: float
-    standard_error: float
-
-    @property
-    def ci95(self) -> tuple[float, float]:
-        return (self.mean - Z_95 * self.standard_error, self.mean + Z_95 * self.standard_error)
 
 
 def play_lbr(
@@ -393,18 +388,14 @@ def lbr_report(
     limit ``universal_poker`` game: exact on the game's public tree, and over ``hands`` hands (duplicate pairs;
     0 for none) played in ``universal_poker`` with cards and draws from ``seed``."""
     started = time.perf_counter()
-    if seat not in SEATS:
-        raise ParameterError("{seat} must be one of {seats}; got {given!r}", seats=", ".join(SEATS), given=seat)
+    game = lbr_game(game_id, seat, seed)
     if isinstance(hands, bool) or not isinstance(hands, int) or (hands != 0 and (hands < 4 or hands % 2)):
         raise ParameterError(
             "{hands} must be 0 or an even number of at least 4 (duplicate pairs), got {given!r}", given=hands
         )
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ParameterError("{seed} must be a whole number of at least 0, got {given!r}", given=seed)
-    game = canonical_game_id(game_id)
-    rules = limit_rules(game) if game.startswith(PREFIX) else None
-    if rules is None:
-        raise InputError(f"LBR runs on two-player limit universal_poker games (fhp, holdem-6, ...), not {game}")
+    missing = no_public_tree(game)
+    if missing:
+        raise InputError(f"{game} has no public tree for the exact value ({missing}): sampled_lbr_report plays it")
     check_name(name, game)
     opponent = load_opponent(name, game)
     if opponent.game_id != game:
@@ -435,7 +426,7 @@ def lbr_report(
         agent=name,
         game=game,
         units=tree.units,
-        big_blind=float(rules.big_blind),
+        big_blind=float(tree.rules.big_blind),
         seat=seat,
         call_until=call_until,
         exact=values.value if index is None else values.seat_values[index],
@@ -443,4 +434,48 @@ def lbr_report(
         sampled=sampled,
         exact_seconds=computed - started,
         play_seconds=time.perf_counter() - computed,
+    )
+
+
+def run_lbr(
+    name: str,
+    game_id: str,
+    *,
+    hands: int,
+    seat: str = "both",
+    seed: int = 0,
+    call_until: int | None = None,
+    workers: int = 1,
+    show_progress: bool = False,
+) -> LBRReport | SampledLBRReport:
+    """``cfr-agents lbr``: :func:`lbr_report` on a game with a public tree (``call_until`` 0 by default), else LBR
+    played hand by hand on the compiled engine (:func:`eval.lbr_sampled.sampled_lbr_report`, ``call_until`` the
+    first round whose showdown is enumerated, by default) by ``workers`` processes."""
+    game = canonical_game_id(game_id)
+    if no_public_tree(game):
+        return sampled_lbr_report(
+            name,
+            game_id,
+            hands=hands,
+            seat=seat,
+            seed=seed,
+            call_until=call_until,
+            workers=workers,
+            show_progress=show_progress,
+        )
+    if workers != 1 and game.startswith(PREFIX) and limit_rules(game) is not None:
+        raise ParameterError(
+            "{workers} applies where LBR is played on the compiled engine (no public tree); {game} has a public "
+            "tree, got {given!r}",
+            game=game_id,
+            given=workers,
+        )
+    return lbr_report(
+        name,
+        game,
+        hands=hands,
+        seat=seat,
+        seed=seed,
+        call_until=0 if call_until is None else call_until,
+        show_progress=show_progress,
     )

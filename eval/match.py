@@ -61,9 +61,9 @@ from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.rlcard_agent import PolicyAgent
 from cfr_agents.tree import CompiledTree, FloatArray, load_tree
 from eval import holdem
-from eval.agents import AgentQueryError
+from eval.agents import Agent, AgentQueryError
 from eval.aivat import Aivat, AivatEstimate, AivatRecorder
-from eval.environments import MatchResult, OpenSpielPolicy, play_openspiel_match, play_rlcard_match
+from eval.environments import MatchResult, OpenSpielPolicy, RLCardAgent, play_openspiel_match, play_rlcard_match
 from eval.exploitability import exploitability_of_strategy, public_exploitability
 from eval.hand_log import HandLog, HandReader
 from eval.head_to_head import HeadToHead, exact_head_to_head
@@ -383,10 +383,8 @@ def play_scored(
         elif spec.game_id.startswith(RLCARD_PREFIX):
             game = adapters.load_game(spec.game_id)
             assert isinstance(game, RLCardGame)
-            tree = load_tree(spec.game_id) if game.compiled else None
             player_a, player_b = (
-                opponent.agent.rlcard_env_player(game, rng) if tree is None else opponent.agent.rlcard_player(tree, rng)
-                for opponent, rng in ((first, rng_a), (second, rng_b))
+                rlcard_seat(opponent.agent, game, rng) for opponent, rng in ((first, rng_a), (second, rng_b))
             )
             sampled = play_rlcard_match(
                 spec.game_id,
@@ -398,10 +396,7 @@ def play_scored(
                 log=hands,
             )
         else:
-            policies: list[OpenSpielPolicy] = [
-                opponent.agent.openspiel_player() if public else opponent.agent.match_policy()
-                for opponent in (first, second)
-            ]
+            policies = [openspiel_seat(opponent.agent, spec.game_id) for opponent in (first, second)]
             sampled = play_openspiel_match(
                 spec.game_id,
                 policies[0],
@@ -429,6 +424,19 @@ def play_scored(
         aivat=None if recorder is None else recorder.estimate(),
     )
     return report, recorder
+
+
+def rlcard_seat(agent: Agent, game: RLCardGame, rng: np.random.Generator) -> RLCardAgent:
+    """``agent`` as a player of RLCard's env of ``game``, sampling from ``rng``, as a match seats it: its exact
+    strategy played as a table on a game with a compiled tree, else the agent in the env itself."""
+    return agent.rlcard_player(load_tree(game.game_id), rng) if game.compiled else agent.rlcard_env_player(game, rng)
+
+
+def openspiel_seat(agent: Agent, game_id: str) -> OpenSpielPolicy:
+    """``agent`` as the OpenSpiel policy a match of ``game_id`` seats: its own player on a game that runs on its
+    public tree, else :meth:`~eval.agents.Agent.match_policy`."""
+    policy: OpenSpielPolicy = agent.openspiel_player() if holdem.on_public_tree(game_id) else agent.match_policy()
+    return policy
 
 
 def _exact_strategy(opponent: Opponent, tree: CompiledTree) -> FloatArray | str:

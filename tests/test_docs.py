@@ -16,6 +16,7 @@ import adapters
 import cfr_agents
 import cfr_agents.training
 import eval.opponents.registry
+import eval.pettingzoo
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
@@ -142,7 +143,9 @@ def test_examples_answer_bad_input_with_one_error(
 
 
 @pytest.mark.parametrize(
-    "module", [adapters, cfr_agents, cfr_agents.training, eval.opponents.registry], ids=lambda m: m.__name__
+    "module",
+    [adapters, cfr_agents, cfr_agents.training, eval.opponents.registry, eval.pettingzoo],
+    ids=lambda m: m.__name__,
 )
 def test_doctests(module: object) -> None:
     result = doctest.testmod(module)  # type: ignore[arg-type]

@@ -237,7 +237,7 @@ def test_the_lbr_command_reports_exact_and_sampled_values() -> None:
         (["random", "--game", "holdem-6", "--hands", "1000000000000"], "--hands"),
         (["always-call", "--game", "fhp"], "cannot be queried for every hand at once"),
         (["missing.npz", "--game", "fhp"], "'missing.json' does not exist"),
-        (["random", "--game", "hulh"], "more than the 10,000,000 one machine holds"),
+        (["random", "--game", "hulh", "--hands", "0"], "--hands must be an even number of at least 4 ("),
     ],
 )
 def test_bad_lbr_input_is_refused_in_one_line(argv: list[str], message: str) -> None:

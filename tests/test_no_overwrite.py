@@ -45,6 +45,7 @@ NOT_PATHS = {
     ("sweep", "grid"),
     ("sweep", "ray"),
     ("lbr", "game"),
+    ("play", "game"),
     ("abstraction build", "game"),
     ("abstraction build", "buckets"),
 }

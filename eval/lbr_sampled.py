@@ -1,0 +1,943 @@
+r"""Local best response played hand by hand on the compiled limit hold'em engine: LBR where no public tree exists.
+
+Lisý & Bowling (2017) play LBR against an agent one hand at a time, as this module does on
+:class:`~adapters.holdem.engine.HoldemEngine` (``hulh``, ``rlcard:limit-holdem``, and every game
+:mod:`eval.lbr` also computes exactly). Cards come from :meth:`~adapters.holdem.engine.HoldemEngine.deal`, and
+hands are played in duplicate pairs as :func:`eval.lbr.play_lbr` pairs them: with ``seat="both"`` both hands of a
+pair see the same cards with LBR in seat 0 and then in seat 1; with one seat, LBR holds first its own cards and
+then the agent's.
+
+**Range.** LBR keeps :math:`r(o)` over every private hand :math:`o` of the agent
+(:func:`~adapters.holdem.cards.private_hands`): uniform at first over the hands that share no card with LBR's hole
+cards, the hands that meet a board card set to 0 as the board is dealt, and at each action :math:`a` the agent
+takes at betting node :math:`d`, :math:`r(o) \leftarrow r(o)\,\sigma(d, o, a)` (Bayes' rule). The agent answers
+for every hand at once through :class:`RangeQuery`; its own move is drawn from its answer for the hand it holds.
+
+**Decision.** At its decision node :math:`d` (pot :math:`P`, amount to call :math:`A`) LBR takes the action of
+highest utility, preferring call, then raise, then fold where two are worth the same (the paper's Algorithm 1,
+its limit form, as :mod:`eval.lbr` states it):
+
+* fold: :math:`U = 0`; call: :math:`U = w P - (1 - w) A`;
+* raise by :math:`a` more than a call: :math:`U = f P + (1 - f)\,(w (P + a) - (1 - w)(A + a))`,
+
+with :math:`f = \sum_o r(o)\,\sigma(d', o, \text{fold}) / \sum_o r(o)` at the node :math:`d'` after LBR's raise,
+and :math:`w` LBR's probability of winning the showdown against the range, ties half, over every way to deal the
+rest of the board: for LBR's hand :math:`h` on the board :math:`B` dealt so far,
+
+.. math:: w = \frac12 + \frac{\sum_o r(o)\,M(o)}{2 \sum_o r(o)\,K(o)}, \qquad
+   M(o) = \sum_{c} \operatorname{sign}\big(\rho(h \cup B \cup c) - \rho(o \cup B \cup c)\big), \quad K(o) = \sum_c 1,
+
+the sums over the completions :math:`c` of the board that share no card with :math:`h` or :math:`o`, and
+:math:`\rho` the evaluator (:func:`~adapters.holdem.cards.rank_hands`). :math:`M` and :math:`K` do not depend on the
+range: they are enumerated exactly once per round, board and hand (compiled, iterative), kept up to suit
+isomorphism (:func:`~adapters.holdem.suits.suit_permutations`; FHP's preflop has 169 classes of hands), and every
+decision of the round is then two dot products. The two hands of a pair share their board, so a round's tables
+are enumerated for both of LBR's hands at once. Before round ``call_until`` LBR checks or calls.
+
+**Cost.** A round whose board is completed in more than :data:`MAX_SHOWDOWN_BOARDS` ways is not enumerated:
+``call_until`` must be at least the first round that is (:func:`first_enumerable_round`): 0 for FHP (22,100
+flops), 1 for ``hulh`` and ``rlcard:limit-holdem`` (:math:`\binom{52}{5}` boards preflop, 1,176 turn and river
+pairs on the flop), LBR then calling preflop as the paper's variants do.
+
+**Value.** LBR's value is the mean of its payoffs per hand in the game's units
+(:meth:`~adapters.holdem.engine.HoldemEngine.payoffs`: chips, or big blinds on RLCard), over pairs, with its
+standard error; in expectation it is at most what a best response wins. :func:`sampled_lbr_report` plays the
+pairs in blocks of :data:`BLOCK_PAIRS`, each dealt from its own child of the seed, in this process or in worker
+processes (:class:`cfr_agents.jobs.LocalPool`): the hands do not depend on how many play them.
+
+**Agents** (:func:`range_query`): an abstract strategy is read for every hand at once through its buckets
+(:class:`AbstractRange`); ``random`` is uniform; any other OpenSpiel policy (``universal_poker``) or RLCard agent
+(``rlcard:limit-holdem``) is asked hand by hand at the state its toolkit would hand it (:class:`OpenSpielRange`,
+:class:`RLCardRange`), only for the hands in the range and once per public node.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+import numpy as np
+import pyspiel
+from numba import njit
+from numpy.typing import NDArray
+from open_spiel.python.policy import UniformRandomPolicy
+from tqdm import tqdm
+
+from adapters.games import canonical_game_id
+from adapters.holdem.betting import DEAL, DECISION
+from adapters.holdem.cards import board_mask, hand_index_table, hand_masks, private_hands, rank_hands
+from adapters.holdem.engine import RLCARD_LIMIT, HoldemEngine, holdem_engine, rlcard_card
+from adapters.holdem.rules import LimitRules, limit_rules
+from adapters.holdem.suits import card_permutation, hand_permutation, suit_permutations
+from adapters.inputs import InputError, ParameterError
+from adapters.openspiel import PREFIX
+from cfr_agents.abstract_strategy import AbstractStrategy
+from cfr_agents.jobs import LocalPool
+from cfr_agents.public_tree.tree import MAX_SEGMENTS, segments_at_least
+from eval.agents import (
+    AbstractStrategyAgent,
+    Agent,
+    AgentQueryError,
+    OpenSpielAgent,
+    RLCardEnvAgent,
+    preserved_global_rng,
+    rlcard_env_state,
+)
+from eval.environments import Z_95, OpenSpielPolicy, PairSamples
+from eval.holdem import SUM_TOLERANCE
+from eval.opponents import load_opponent
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
+
+FOLD: Final = 0
+CALL: Final = 1
+RAISE: Final = 2
+PREFERENCE: Final = (CALL, RAISE, FOLD)
+"""OpenSpiel's action ids, in the order LBR prefers them when they are worth the same."""
+SEATS: Final = ("0", "1", "both")
+MAX_SHOWDOWN_BOARDS: Final = 25_000
+"""The most completions of the board one showdown table enumerates (FHP's preflop: :math:`\\binom{52}{3}` =
+22,100); a round with more is not enumerated (:func:`first_enumerable_round`)."""
+CACHED_TABLES: Final = 4096
+"""Showdown tables kept, least recently used first out (two int32 vectors each: 43 MB with 1,326 hands)."""
+_RLCARD_IDS: Final = {"fold": FOLD, "check": CALL, "call": CALL, "raise": RAISE}
+"""RLCard's limit hold'em actions as OpenSpiel's ids."""
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """LBR's mean payoff per hand over duplicate pairs, in the game's units."""
+
+    pairs: int
+    mean: float
+    standard_error: float
+
+    @property
+    def ci95(self) -> tuple[float, float]:
+        return (self.mean - Z_95 * self.standard_error, self.mean + Z_95 * self.standard_error)
+
+
+class RangeQuery(Protocol):
+    """An agent asked at a public history for every private hand at once."""
+
+    def probabilities(self, node: int, board: IntArray, actions: Sequence[int], live: BoolArray) -> FloatArray:
+        """``(num_actions, H)``: column ``o`` is :math:`\\sigma(d, o, \\cdot)` over the legal actions of decision
+        ``node`` (:math:`d`), in action order, for the agent holding hand ``o`` (a row of
+        :func:`~adapters.holdem.cards.private_hands`) after the betting ``actions`` (OpenSpiel's ids from the root)
+        with the cards ``board`` dealt so far (in deal order). Only the columns where ``live`` is true are read
+        (the range's support); the others may hold any distribution."""
+        ...
+
+
+class UniformRange:
+    """``random``: :math:`\\sigma(d, o, a) = 1 / |A(d)|`."""
+
+    def __init__(self, engine: HoldemEngine, num_hands: int) -> None:
+        self.engine = engine
+        self.num_hands = num_hands
+
+    def probabilities(self, node: int, board: IntArray, actions: Sequence[int], live: BoolArray) -> FloatArray:
+        n = int(self.engine.betting.num_children[node])
+        return np.full((n, self.num_hands), 1.0 / n)
+
+
+class AbstractRange:
+    """An abstract strategy, vectorised: hand :math:`o` at betting node :math:`d` of round :math:`r` plays row
+    :math:`\\operatorname{base}(d) + b_r(o, B)` of the strategy, its bucket on the board so far
+    (:meth:`~cfr_agents.abstraction.tables.Abstraction.buckets` for every hand at once, kept for the board)."""
+
+    def __init__(self, strategy: AbstractStrategy, hands: IntArray) -> None:
+        self.strategy = strategy
+        self.hands = hands
+        self._buckets: dict[tuple[int, bytes], IntArray] = {}
+
+    def probabilities(self, node: int, board: IntArray, actions: Sequence[int], live: BoolArray) -> FloatArray:
+        game = self.strategy.game
+        round_ = int(game.engine.betting.round[node])
+        key = (round_, board.tobytes())
+        buckets = self._buckets.get(key)
+        if buckets is None:
+            if len(self._buckets) >= 8:  # the boards of one hand's rounds
+                self._buckets.clear()
+            found = game.abstraction.buckets(round_, self.hands, board)
+            buckets = self._buckets[key] = np.maximum(found, 0)  # -1: a hand that meets the board, never in range
+        n = int(game.engine.betting.num_children[node])
+        block: FloatArray = self.strategy.strategy[int(game.row_base[node]) + buckets, :n].T
+        return block
+
+
+ANSWERS_KEPT: Final = 512
+"""Public nodes whose answers a per-hand query keeps (a preflop node is the same public node in every hand)."""
+
+
+class _PerHand:
+    """What the per-hand queries share: the engine, the hands, and the answers at the public nodes met so far, kept
+    (least recently used first out) with the hands they hold: a later query at the node asks only the hands it
+    lacks. An agent's answer at an information state is taken to be fixed, as its range assumes."""
+
+    def __init__(self, engine: HoldemEngine, hands: IntArray, name: str) -> None:
+        self.engine = engine
+        self.hands = hands
+        self.masks = hand_masks(hands).astype(np.int64)
+        self.name = name
+        self._kept: OrderedDict[tuple[int, bytes], tuple[FloatArray, BoolArray]] = OrderedDict()
+
+    def probabilities(self, node: int, board: IntArray, actions: Sequence[int], live: BoolArray) -> FloatArray:
+        key = (node, board.tobytes())
+        kept = self._kept.get(key)
+        if kept is None:
+            n = int(self.engine.betting.num_children[node])
+            kept = self._kept[key] = (np.full((n, self.hands.shape[0]), 1.0 / n), np.zeros(self.hands.shape[0], bool))
+            while len(self._kept) > ANSWERS_KEPT:
+                self._kept.popitem(last=False)
+        else:
+            self._kept.move_to_end(key)
+        out, asked = kept
+        dealt = int(board_mask(board.tolist()))
+        wanted = live & ~asked & ((self.masks & dealt) == 0)  # a hand that meets the board is never in range
+        if wanted.any():
+            self.answer(node, board, actions, np.flatnonzero(wanted).tolist(), out)
+            asked |= wanted
+        return out
+
+    def answer(self, node: int, board: IntArray, actions: Sequence[int], rows: list[int], out: FloatArray) -> None:
+        """Write the agent's answer for each hand of ``rows`` into its column of ``out``."""
+        raise NotImplementedError
+
+    def other_hand(self, taken: int) -> list[int]:
+        """The lowest cards of the deck outside the bit mask ``taken``: the other player's hole cards."""
+        k = self.engine.rules.num_hole_cards
+        return [card for card in range(self.engine.rules.deck_size) if not taken >> card & 1][:k]
+
+    def column(self, answer: Mapping[int, float], legal: list[int], where: Callable[[], str]) -> list[float]:
+        """``answer`` (``{OpenSpiel action id: probability}``) over ``legal``; an illegal action with positive
+        probability, a negative one, or a sum off 1 by more than :data:`~eval.holdem.SUM_TOLERANCE` is refused,
+        the message saying ``where()``."""
+        column = [float(answer.get(a, 0.0)) for a in legal]
+        total = sum(column)
+        if (
+            any(p < 0 for p in column)
+            or abs(total - 1.0) > SUM_TOLERANCE
+            or any(int(a) not in legal and p > 0 for a, p in answer.items())
+        ):
+            raise AgentQueryError(f"{self.name} answers {dict(answer)} at {where()}: not a distribution over {legal}")
+        return [p / total for p in column]
+
+
+class OpenSpielRange(_PerHand):
+    """Any OpenSpiel policy of a ``universal_poker`` game, asked hand by hand at a ``pyspiel`` state of each
+    information state: the hand's hole cards (the other player holds the lowest cards left), then the betting and
+    the board cards where each round's betting ends, as :class:`eval.holdem.StateHands` builds it."""
+
+    def __init__(self, policy: OpenSpielPolicy, engine: HoldemEngine, hands: IntArray, name: str) -> None:
+        super().__init__(engine, hands, name)
+        self.policy = policy
+        self.game = pyspiel.load_game(engine.game_id.removeprefix(PREFIX))
+
+    def path(self, actions: Sequence[int], board: IntArray) -> list[int]:
+        """OpenSpiel's actions after the hole cards: each bet or call, and each round's board cards."""
+        engine, betting = self.engine, self.engine.betting
+        sizes = np.cumsum(engine.rules.board_cards)
+        node, path = engine.root, []
+        for action in actions:
+            path.append(int(action))
+            node = engine.child(node, int(action))
+            while int(betting.kind[node]) == DEAL:
+                round_ = int(betting.round[node]) + 1
+                path.extend(int(card) for card in board[int(sizes[round_ - 1]) : int(sizes[round_])])
+                node = engine.child(node, 0)
+        return path
+
+    def answer(self, node: int, board: IntArray, actions: Sequence[int], rows: list[int], out: FloatArray) -> None:
+        legal = self.engine.legal_actions(node)
+        player = int(self.engine.betting.player[node])
+        path = self.path(actions, board)
+        dealt = int(board_mask(board.tolist()))
+        for o in rows:
+            hand = self.hands[o].tolist()
+            other = self.other_hand(int(self.masks[o]) | dealt)
+            state = self.game.new_initial_state()
+            for card in (*hand, *other) if player == 0 else (*other, *hand):
+                state.apply_action(card)
+            for action in path:
+                state.apply_action(action)
+            answer = self.policy.action_probabilities(state)
+            where = functools.partial(_state_text, state)
+            out[:, o] = self.column({int(a): float(p) for a, p in answer.items()}, legal, where)
+
+
+def _state_text(state: Any) -> str:
+    return repr(str(state))
+
+
+class RLCardRange(_PerHand):
+    """An RLCard agent of ``rlcard:limit-holdem`` (``eval_step``), asked hand by hand with the state dict RLCard's
+    env hands it: the public history replayed once on the adapter's :class:`~adapters.rlcard.RLCardState` (the
+    small blind in seat 1, as the engine seats it), read by :func:`eval.agents.rlcard_env_state`, then RLCard's own
+    ``env._extract_state`` of that raw state holding each hand in turn (``obs``, ``raw_obs``, legal actions), with
+    the path's ``action_record``. Its probabilities are ``info["probs"]`` when it reports them, else the action it
+    returns has probability 1; an action id RLCard's env would not take is read as the env reads it (check if legal,
+    else fold)."""
+
+    def __init__(self, agent: Any, engine: HoldemEngine, hands: IntArray, name: str) -> None:
+        import rlcard
+
+        from adapters.rlcard import shared_game
+
+        super().__init__(engine, hands, name)
+        self.agent = agent
+        self.game = shared_game(RLCARD_LIMIT.removeprefix("rlcard:"))
+        self.env = rlcard.make(self.game.spec.env_id)
+        self.outcome = {rlcard_card(card): i for i, card in enumerate(self.game.deck)}
+        """The adapter's chance outcome (RLCard's deck index) of each card id."""
+        self.names = [[self.game.deck[self.outcome[int(card)]] for card in hand] for hand in hands]
+
+    def state(self, actions: Sequence[int], board: IntArray) -> Any:
+        """The adapter's state after ``actions``, the board dealt where RLCard's engine deals it."""
+        free = self.other_hand(int(board_mask(board.tolist())))
+        free += self.other_hand(int(board_mask([*board.tolist(), *free])))
+        state: Any = self.game.new_initial_state()
+        for card in (free[0], free[2], free[1], free[3]):  # RLCard deals player 0's first card, player 1's, ...
+            state = state.child(self.outcome[card])
+        state = state.child(1)  # the small blind's seat: player 1
+        dealt = iter(board.tolist())
+        for action in actions:
+            names = {self.game.actions[a] for a in state.legal_actions()}
+            name = {FOLD: "fold", RAISE: "raise"}.get(int(action), "call" if "call" in names else "check")
+            state = state.child(self.game.actions.index(name))
+            while state.is_chance_node():
+                state = state.child(self.outcome[next(dealt)])
+        return state
+
+    def env_state(self, template: Mapping[str, Any], row: int) -> dict[str, Any]:
+        """The state dict of ``template`` (:func:`eval.agents.rlcard_env_state` at the public node) with the player
+        to act holding hand ``row``, as RLCard's env builds it."""
+        env_state: dict[str, Any] = self.env._extract_state({**template["raw_obs"], "hand": self.names[row]})
+        env_state["action_record"] = list(template["action_record"])
+        return env_state
+
+    def answer(self, node: int, board: IntArray, actions: Sequence[int], rows: list[int], out: FloatArray) -> None:
+        legal = self.engine.legal_actions(node)
+        state = self.state(actions, board)
+        if state.current_player() != int(self.engine.betting.player[node]):
+            raise InputError(f"RLCard's engine and the betting tree disagree on who acts after {list(actions)}")
+        template = rlcard_env_state(self.env, state)
+        names = list(template["raw_legal_actions"])
+        with preserved_global_rng():
+            for o in rows:
+                action, info = self.agent.eval_step(self.env_state(template, o))
+                probs = info.get("probs") if isinstance(info, Mapping) else None
+                answer: dict[int, float] = {}
+                for taken, p in probs.items() if probs else [(action, 1.0)]:
+                    action_id = _RLCARD_IDS[self._name(taken, names, probs is None)]
+                    answer[action_id] = answer.get(action_id, 0.0) + float(p)
+                out[:, o] = self.column(
+                    answer,
+                    legal,
+                    functools.partial(self._where, template, o),
+                )
+
+    def _where(self, template: Mapping[str, Any], row: int) -> str:
+        raw = template["raw_obs"]
+        return f"hand {self.names[row]}, board {raw['public_cards']}, actions {template['action_record']}"
+
+    def _name(self, action: object, legal: list[str], returned: bool) -> str:
+        """The name of an action an agent gave (a name, or an id of ``env.actions``)."""
+        if isinstance(action, int | np.integer) and 0 <= int(action) < len(self.game.actions):
+            name = self.game.actions[int(action)]
+            if returned and name not in legal:  # RLCard's env._decode_action
+                return "check" if "check" in legal else "fold"
+            return name
+        if isinstance(action, str) and action in _RLCARD_IDS:
+            return action
+        raise AgentQueryError(f"{self.name} answered {action!r}: not one of {legal}")
+
+
+def range_query(agent: Agent, engine: HoldemEngine, hands: IntArray, name: str) -> RangeQuery:
+    """``agent`` (an :class:`~eval.agents.Agent`) asked for every hand at once on ``engine``'s game: vectorised for
+    an abstract strategy and uniform play, hand by hand for any other OpenSpiel policy (``universal_poker``) or
+    RLCard agent (``rlcard:limit-holdem``)."""
+    if isinstance(agent, AbstractStrategyAgent):
+        if agent.raw.game_id != engine.game_id:
+            raise InputError(f"agent {name!r} is a strategy of {agent.raw.game_id}, not of {engine.game_id}")
+        return AbstractRange(agent.raw, hands)
+    if isinstance(agent, OpenSpielAgent) and isinstance(agent.raw, UniformRandomPolicy):
+        return UniformRange(engine, hands.shape[0])
+    if engine.game_id == RLCARD_LIMIT:
+        if not isinstance(agent, RLCardEnvAgent):
+            raise InputError(f"agent {name!r} does not play in RLCard's env, which {RLCARD_LIMIT} is played in")
+        return RLCardRange(agent.raw, engine, hands, name)
+    return OpenSpielRange(agent.openspiel_player(), engine, hands, name)
+
+
+@njit(cache=True)
+def _completions(cards: IntArray, size: int) -> IntArray:
+    """Every set of ``size`` of ``cards`` ``(n,)``, one row each in lexicographic order of positions."""
+    n = cards.shape[0]
+    count = 1
+    for i in range(size):  # C(n, size), exactly, one factor at a time
+        count = count * (n - i) // (i + 1)
+    out = np.empty((count, size), dtype=np.int64)
+    position = np.arange(size)
+    for row in range(count):
+        for j in range(size):
+            out[row, j] = cards[position[j]]
+        i = size - 1
+        while i >= 0 and position[i] == n - size + i:
+            i -= 1
+        if i < 0:
+            break
+        position[i] += 1
+        for j in range(i + 1, size):
+            position[j] = position[j - 1] + 1
+    return out
+
+
+@njit(cache=True)
+def _showdown_tables(
+    mine: IntArray, hands: IntArray, masks: IntArray, board: IntArray, completions: IntArray, num_suits: int
+) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
+    """:math:`M` and :math:`K` (module docstring), ``(L, H)`` int32, of each of LBR's hands ``mine`` ``(L, k)``
+    against each of ``hands`` ``(H, k)`` (bit masks ``masks``) on ``board``, over the ``completions`` ``(C, t)``
+    of the board (sets of cards outside it): every hand ranked once per completion, whichever of LBR's hands it
+    is compared with."""
+    lbr, count_hands = mine.shape[0], hands.shape[0]
+    margin = np.zeros((lbr, count_hands), dtype=np.int32)
+    count = np.zeros((lbr, count_hands), dtype=np.int32)
+    mine_masks = np.zeros(lbr, dtype=np.int64)
+    for l in range(lbr):  # noqa: E741
+        for card in mine[l]:
+            mine_masks[l] |= np.int64(1) << card
+    base = np.int64(0)
+    for card in board:
+        base |= np.int64(1) << card
+    m = board.shape[0]
+    full = np.empty(m + completions.shape[1], dtype=np.int64)
+    full[:m] = board
+    for c in range(completions.shape[0]):
+        dealt = base
+        for j in range(completions.shape[1]):
+            full[m + j] = completions[c, j]
+            dealt |= np.int64(1) << completions[c, j]
+        ranks = rank_hands(hands, full, num_suits)  # rho(o B c); a hand that meets B c is skipped below
+        own = rank_hands(mine, full, num_suits)  # rho(h B c)
+        for l in range(lbr):  # noqa: E741
+            if mine_masks[l] & dealt:
+                continue
+            rank, blocked = own[l], mine_masks[l] | dealt
+            for o in range(count_hands):
+                if masks[o] & blocked:
+                    continue
+                margin[l, o] += (rank > ranks[o]) - (rank < ranks[o])  # sign(rho(h B c) - rho(o B c))
+                count[l, o] += 1
+    return margin, count
+
+
+def board_completions(rules: LimitRules, round_: int) -> int:
+    """How many ways the board dealt by the end of ``round_`` can be completed (what one table enumerates)."""
+    dealt = sum(rules.board_cards[: round_ + 1])
+    return math.comb(rules.deck_size - dealt, sum(rules.board_cards) - dealt)
+
+
+def first_enumerable_round(rules: LimitRules) -> int:
+    """The first round whose showdown tables enumerate at most :data:`MAX_SHOWDOWN_BOARDS` boards."""
+    return next(r for r in range(rules.num_rounds) if board_completions(rules, r) <= MAX_SHOWDOWN_BOARDS)
+
+
+def check_call_until(rules: LimitRules, call_until: int) -> None:
+    """Refuse a ``call_until`` that is not a round, or one before :func:`first_enumerable_round`."""
+    last = rules.num_rounds - 1
+    if isinstance(call_until, bool) or not isinstance(call_until, int) or not 0 <= call_until <= last:
+        raise ParameterError(
+            "{call_until} must be a round from 0 to {last}, got {given!r}", last=last, given=call_until
+        )
+    first = first_enumerable_round(rules)
+    if call_until < first:
+        raise ParameterError(
+            "{call_until} must be at least {first} here: LBR's odds in round {given} would deal the rest of the "
+            "board {boards:,} ways at each decision (at most {most:,})",
+            first=first,
+            given=call_until,
+            boards=board_completions(rules, call_until),
+            most=MAX_SHOWDOWN_BOARDS,
+        )
+
+
+class ShowdownTables:
+    """:math:`M` and :math:`K` of LBR's hands on the boards met so far, kept up to suit isomorphism: the table of
+    ``(B, h)`` is kept for the least image of ``(B, h)`` under the suit permutations :math:`\\pi`, whose entry
+    :math:`\\pi(o)` is the entry :math:`o` of ``(B, h)`` (strength does not see suits)."""
+
+    def __init__(self, rules: LimitRules, hands: IntArray) -> None:
+        self.rules = rules
+        self.hands = hands
+        self.masks = hand_masks(hands).astype(np.int64)
+        perms = suit_permutations(rules.num_suits)
+        self.card_perms = np.stack([card_permutation(p, rules.num_ranks, rules.num_suits) for p in perms])
+        self.row_perms = np.stack([hand_permutation(hands, cards) for cards in self.card_perms])
+        self._kept: OrderedDict[tuple[int, bytes], tuple[NDArray[np.int32], NDArray[np.int32]]] = OrderedDict()
+        self.enumerated = 0
+        """Tables enumerated so far (the others were found kept)."""
+
+    def _key(self, round_: int, board: IntArray, hole: IntArray) -> tuple[tuple[int, bytes], int]:
+        """The key of ``(board, hole)``'s least image and the permutation that maps it there."""
+        images = np.concatenate(
+            (np.sort(self.card_perms[:, board], axis=1), np.sort(self.card_perms[:, hole], axis=1)), axis=1
+        )
+        least = int(np.lexsort(images.T[::-1])[0])
+        return (round_, images[least].tobytes()), least
+
+    def tables(
+        self, round_: int, board: IntArray, hole: IntArray, partner: IntArray | None = None
+    ) -> tuple[FloatArray, FloatArray]:
+        """:math:`(M, K)` ``(H,)`` of LBR holding ``hole`` on ``board`` in ``round_``; with ``partner`` (the other
+        hand LBR holds on the same board), its tables are enumerated in the same pass if not kept."""
+        wanted = [hole] if partner is None else [hole, partner]
+        keys = [self._key(round_, board, cards) for cards in wanted]
+        missing = [i for i, (key, _) in enumerate(keys) if key not in self._kept]
+        if missing:
+            left = np.setdiff1d(np.arange(self.rules.deck_size), board)
+            completions = _completions(left, sum(self.rules.board_cards) - board.shape[0])
+            mine = np.stack([wanted[i] for i in missing]).astype(np.int64)
+            margin, count = _showdown_tables(mine, self.hands, self.masks, board, completions, self.rules.num_suits)
+            for row, i in enumerate(missing):
+                key, perm = keys[i]
+                kept_margin, kept_count = np.empty_like(margin[row]), np.empty_like(count[row])
+                kept_margin[self.row_perms[perm]] = margin[row]
+                kept_count[self.row_perms[perm]] = count[row]
+                self._kept[key] = (kept_margin, kept_count)
+                self.enumerated += 1
+            while len(self._kept) > CACHED_TABLES:
+                self._kept.popitem(last=False)
+        key, perm = keys[0]
+        self._kept.move_to_end(key)
+        kept_margin, kept_count = self._kept[key]
+        rows = self.row_perms[perm]
+        return kept_margin[rows].astype(np.float64), kept_count[rows].astype(np.float64)
+
+
+@dataclass(frozen=True)
+class LBRDecision:
+    """One decision of sampled LBR, as :func:`sampled_lbr` reports it to ``on_decision``."""
+
+    seat: int
+    node: int
+    cards: IntArray
+    """The hand's cards: player 0's hole cards, player 1's, then the board (:meth:`HoldemEngine.deal`)."""
+    actions: tuple[int, ...]
+    """The betting before the decision, OpenSpiel's ids from the root."""
+    action: int
+    """What LBR did."""
+    utilities: Mapping[int, float]
+    """:math:`U` of each legal action; empty before round ``call_until``."""
+    win: float | None
+    fold: float | None
+
+
+class _Game:
+    """One LBR run: the engine, the agent's answers, the showdown tables, and the hand being played."""
+
+    def __init__(
+        self,
+        engine: HoldemEngine,
+        agent: RangeQuery,
+        tables: ShowdownTables,
+        call_until: int,
+        on_decision: Callable[[LBRDecision], None] | None,
+    ) -> None:
+        self.engine = engine
+        self.agent = agent
+        self.hands = tables.hands
+        self.masks = tables.masks
+        self.index = hand_index_table(tables.hands, engine.rules.deck_size)
+        self.tables = tables
+        self.call_until = call_until
+        self.on_decision = on_decision
+
+    def pairs(
+        self, seat: str, pairs: int, rng: np.random.Generator, progress: Callable[[int], object] | None
+    ) -> FloatArray:
+        """LBR's mean payoff over each of ``pairs`` duplicate pairs, dealt and played with ``rng``; ``progress(2)``
+        after each pair."""
+        k = self.engine.rules.num_hole_cards
+        values = np.empty(pairs)
+        for i in range(pairs):
+            cards = self.engine.deal(rng)
+            if seat == "both":
+                played = ((0, cards), (1, cards))
+            else:
+                swapped = np.concatenate((cards[k : 2 * k], cards[:k], cards[2 * k :]))
+                played = ((int(seat), cards), (int(seat), swapped))
+            partner = played[1][1][played[1][0] * k : (played[1][0] + 1) * k]
+            total = self.play(played[0][1], played[0][0], partner, rng)
+            total += self.play(played[1][1], played[1][0], None, rng)
+            values[i] = total / 2
+            if progress is not None:
+                progress(2)
+        return values
+
+    def play(self, cards: IntArray, seat: int, partner: IntArray | None, rng: np.random.Generator) -> float:
+        """LBR's payoff in seat ``seat`` of the hand dealt ``cards``, the agent drawing from ``rng``; ``partner``:
+        the hole cards LBR holds in the pair's other hand, on the same board."""
+        engine, betting = self.engine, self.engine.betting
+        k = engine.rules.num_hole_cards
+        mine, theirs = cards[seat * k : (seat + 1) * k], cards[(1 - seat) * k : (2 - seat) * k]
+        row = int(self.index[tuple(np.sort(theirs).tolist())])
+        reach = ((self.masks & int(board_mask(mine.tolist()))) == 0).astype(np.float64)  # r(o): uniform, o ∩ h = ∅
+        answers: dict[int, FloatArray] = {}
+        node, round_, actions = engine.root, 0, list[int]()
+        board = engine.board(cards, 0)
+        while True:
+            kind = int(betting.kind[node])
+            if kind == DEAL:
+                node = engine.child(node, 0)
+                round_ = int(betting.round[node])
+                board = engine.board(cards, round_)
+                reach[(self.masks & int(board_mask(board.tolist()))) != 0] = 0.0  # o ∩ B ≠ ∅: r(o) = 0
+                continue
+            if kind != DECISION:
+                return engine.payoffs(node, cards)[seat]
+            if int(betting.player[node]) != seat:
+                sigma = self._ask(answers, node, board, actions, reach, row)
+                column = sigma[:, row]
+                cumulative = np.cumsum(column / column.sum())
+                choice = min(int(np.searchsorted(cumulative, rng.random(), side="right")), column.shape[0] - 1)
+                reach *= sigma[choice]  # r(o) <- r(o) sigma(d, o, a)
+            else:
+                choice = self._decide(answers, node, round_, board, mine, partner, actions, reach, seat, cards, row)
+            actions.append(int(betting.action[int(betting.first_child[node]) + choice]))
+            node = int(betting.first_child[node]) + choice
+
+    def _ask(
+        self,
+        answers: dict[int, FloatArray],
+        node: int,
+        board: IntArray,
+        actions: list[int],
+        reach: FloatArray,
+        row: int,
+    ) -> FloatArray:
+        """The agent's ``(actions, H)`` answer at ``node``, asked once per node and hand (the range, and so the
+        hands asked for, is the same each time a hand asks at a node)."""
+        found = answers.get(node)
+        if found is None:
+            live = reach > 0.0
+            live[row] = True
+            found = answers[node] = np.asarray(self.agent.probabilities(node, board, tuple(actions), live))
+            n = int(self.engine.betting.num_children[node])
+            if found.shape != (n, self.hands.shape[0]):
+                raise AgentQueryError(f"an agent answered {found.shape} at a node with {n} actions")
+        return found
+
+    def _decide(
+        self,
+        answers: dict[int, FloatArray],
+        node: int,
+        round_: int,
+        board: IntArray,
+        mine: IntArray,
+        partner: IntArray | None,
+        actions: list[int],
+        reach: FloatArray,
+        seat: int,
+        cards: IntArray,
+        row: int,
+    ) -> int:
+        """The index of the child LBR takes at ``node`` (module docstring)."""
+        betting = self.engine.betting
+        legal = self.engine.legal_actions(node)
+        call = legal.index(CALL)
+        utilities: dict[int, float] = {}
+        win = fold = None
+        choice = call
+        if round_ >= self.call_until:
+            margin, count = self.tables.tables(round_, board, mine, partner)
+            seen = float(reach @ count)  # sum_o r(o) K(o)
+            if seen > 0.0:
+                win = 0.5 + float(reach @ margin) / (2.0 * seen)  # w = 1/2 + sum r M / (2 sum r K)
+                spent = betting.spent
+                pot = float(spent[node, 0] + spent[node, 1])
+                asked = float(spent[node, 1 - seat] - spent[node, seat])
+                utilities[CALL] = win * pot - (1.0 - win) * asked  # U(call) = w P - (1 - w) A
+                if FOLD in legal:
+                    utilities[FOLD] = 0.0
+                if RAISE in legal:
+                    child = int(betting.first_child[node]) + legal.index(RAISE)
+                    more = float(spent[child, seat] - spent[node, 1 - seat])  # a: what the raise adds to a call
+                    fold = self._fold(answers, child, board, [*actions, RAISE], reach, seat, row)
+                    utilities[RAISE] = fold * pot + (1.0 - fold) * (  # U(raise) = f P + (1 - f)(...)
+                        win * (pot + more) - (1.0 - win) * (asked + more)
+                    )
+                best = max(utilities[a] for a in PREFERENCE if a in utilities)
+                choice = legal.index(next(a for a in PREFERENCE if a in utilities and utilities[a] == best))
+        if self.on_decision is not None:
+            decision = LBRDecision(seat, node, cards, tuple(actions), legal[choice], utilities, win, fold)
+            self.on_decision(decision)
+        return choice
+
+    def _fold(
+        self,
+        answers: dict[int, FloatArray],
+        child: int,
+        board: IntArray,
+        actions: list[int],
+        reach: FloatArray,
+        seat: int,
+        row: int,
+    ) -> float:
+        """:math:`f = \\sum_o r(o) \\sigma(d', o, \\text{fold}) / \\sum_o r(o)` at ``child`` (:math:`d'`)."""
+        betting = self.engine.betting
+        if int(betting.kind[child]) != DECISION or int(betting.player[child]) == seat:
+            return 0.0
+        if int(betting.action[int(betting.first_child[child])]) != FOLD:
+            return 0.0
+        total = float(reach.sum())
+        if total <= 0.0:
+            return 0.0
+        return float(reach @ self._ask(answers, child, board, actions, reach, row)[0]) / total
+
+
+def sampled_lbr(
+    engine: HoldemEngine,
+    agent: RangeQuery,
+    seat: str,
+    pairs: int,
+    rng: np.random.Generator,
+    *,
+    call_until: int,
+    show_progress: bool = False,
+    on_decision: Callable[[LBRDecision], None] | None = None,
+    tables: ShowdownTables | None = None,
+) -> Sampled:
+    """LBR against ``agent`` over ``pairs`` duplicate pairs of hands of ``engine``'s game (module docstring), cards
+    and the agent's moves drawn from ``rng``; ``on_decision`` sees each of LBR's decisions; ``tables``: showdown
+    tables kept from an earlier run of the same game (a new store by default)."""
+    _check_play(seat, pairs)
+    rules = engine.rules
+    check_call_until(rules, call_until)
+    if tables is None:
+        tables = ShowdownTables(rules, private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards))
+    elif tables.rules != rules:
+        raise InputError("the showdown tables are of another game")
+    game = _Game(engine, agent, tables, call_until, on_decision)
+    samples = PairSamples(pairs)
+    with tqdm(total=2 * pairs, disable=not show_progress, unit="hand", leave=False, mininterval=0.5) as bar:
+        for value in game.pairs(seat, pairs, rng, bar.update).tolist():
+            samples.add(value)
+    return _sampled(samples)
+
+
+def _check_play(seat: str, pairs: int) -> None:
+    if seat not in SEATS:
+        raise ParameterError("{seat} must be one of {seats}; got {given!r}", seats=", ".join(SEATS), given=seat)
+    if isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < 2:
+        raise ParameterError("LBR needs at least 2 {pairs} of hands to estimate its error, got {given!r}", given=pairs)
+
+
+def _sampled(samples: PairSamples) -> Sampled:
+    pairs, mean, deviation = samples.moments()
+    return Sampled(pairs, mean, deviation / math.sqrt(pairs))
+
+
+@functools.lru_cache(maxsize=2)
+def game_engine(game_id: str) -> HoldemEngine:
+    """The engine of ``game_id`` (canonical), built once per process."""
+    return holdem_engine(game_id)
+
+
+def lbr_game(game_id: str, seat: str, seed: int) -> str:
+    """The canonical id of ``game_id``, once it is checked to be a game LBR plays (a two-player limit
+    ``universal_poker`` game or RLCard's limit hold'em), and ``seat`` and ``seed`` are checked; refused in one line."""
+    if seat not in SEATS:
+        raise ParameterError("{seat} must be one of {seats}; got {given!r}", seats=", ".join(SEATS), given=seat)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ParameterError("{seed} must be a whole number of at least 0, got {given!r}", given=seed)
+    game = canonical_game_id(game_id)
+    if game != RLCARD_LIMIT and (not game.startswith(PREFIX) or limit_rules(game) is None):
+        raise InputError(
+            f"LBR runs on two-player limit universal_poker games (fhp, holdem-6, hulh, ...) and {RLCARD_LIMIT}, "
+            f"not {game}"
+        )
+    return game
+
+
+def no_public_tree(game_id: str) -> str:
+    """Why ``game_id`` (canonical) has no public tree to compute LBR exactly on: RLCard's limit hold'em, or a
+    ``universal_poker`` game whose tree is too large (``hulh``); empty for every other game."""
+    if game_id == RLCARD_LIMIT:
+        return f"{RLCARD_LIMIT} is played in RLCard's engine, which has no public tree"
+    if not game_id.startswith(PREFIX) or limit_rules(game_id) is None:
+        return ""
+    engine = game_engine(game_id)
+    at_least = segments_at_least(engine.betting, engine.rules)
+    if at_least <= MAX_SEGMENTS:
+        return ""
+    return (
+        f"its public tree would have at least {at_least:.2g} segments, more than the {MAX_SEGMENTS:,} one machine holds"
+    )
+
+
+@dataclass(frozen=True)
+class SampledLBRReport:
+    """``cfr-agents lbr`` on a game with no public tree: LBR's value over sampled duplicate pairs alone."""
+
+    agent: str
+    game: str
+    units: str
+    big_blind: float
+    """A big blind in :attr:`units`."""
+    seat: str
+    call_until: int
+    sampled: Sampled
+    no_exact: str
+    """Why no exact value is computed."""
+    setup_seconds: float
+    """Building the engine and reading the agent."""
+    play_seconds: float
+    tables: int
+    """Showdown tables enumerated."""
+
+    def mbb(self, value: float) -> float:
+        """``value`` in milli-big-blinds per hand."""
+        return value / self.big_blind * 1000
+
+    def to_json(self) -> dict[str, Any]:
+        sampled = self.sampled
+        return {
+            "agent": self.agent,
+            "game": self.game,
+            "units": self.units,
+            "seat": self.seat,
+            "call_until": self.call_until,
+            "hands": 2 * sampled.pairs,
+            "value": sampled.mean,
+            "standard_error": sampled.standard_error,
+            "ci95": list(sampled.ci95),
+            "value_mbb": self.mbb(sampled.mean),
+            "exact": None,
+            "exact_mbb": None,
+            "best_response": None,
+            "best_response_mbb": None,
+            "ratio": None,
+            "no_exact": self.no_exact,
+            "exact_seconds": None,
+            "setup_seconds": self.setup_seconds,
+            "play_seconds": self.play_seconds,
+            "showdown_tables": self.tables,
+        }
+
+
+BLOCK_PAIRS: Final = 500
+"""Pairs per block of :func:`sampled_lbr_report`: each block is dealt and played from its own child of the seed's
+:class:`numpy.random.SeedSequence`, so the hands do not depend on how many processes play them."""
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A block of pairs for one process to play: plain data (the agent is named, not held)."""
+
+    name: str
+    game: str
+    seat: str
+    call_until: int
+    pairs: int
+    seed: np.random.SeedSequence
+
+
+@functools.lru_cache(maxsize=1)
+def _prepared(name: str, game: str) -> tuple[HoldemEngine, RangeQuery, ShowdownTables]:
+    """The engine, the agent ``name`` asked for every hand at once, and the showdown tables of ``game``, built once
+    per process and report."""
+    opponent = load_opponent(name, game)
+    if opponent.game_id != game:
+        raise InputError(f"agent {name!r} plays {opponent.game_id}, not {game}")
+    agent = opponent.agent
+    engine = agent.raw.game.engine if isinstance(agent, AbstractStrategyAgent) else game_engine(game)
+    rules = engine.rules
+    private = private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards)
+    return engine, range_query(agent, engine, private, name), ShowdownTables(rules, private)
+
+
+def _play_block(block: _Block, progress: Callable[[int], object] | None = None) -> tuple[FloatArray, int]:
+    """Each pair's mean payoff to LBR over ``block``, and the showdown tables enumerated for it."""
+    engine, query, tables = _prepared(block.name, block.game)
+    before = tables.enumerated
+    game = _Game(engine, query, tables, block.call_until, None)
+    values = game.pairs(block.seat, block.pairs, np.random.default_rng(block.seed), progress)
+    return values, tables.enumerated - before
+
+
+def sampled_lbr_report(
+    name: str,
+    game_id: str,
+    *,
+    hands: int,
+    seat: str = "both",
+    seed: int = 0,
+    call_until: int | None = None,
+    workers: int = 1,
+    show_progress: bool = False,
+) -> SampledLBRReport:
+    """LBR against the agent ``name`` (a strategy or model file, or a named opponent) on ``game_id``, a game with no
+    public tree (:func:`no_public_tree`), over ``hands`` hands in duplicate pairs, in blocks of
+    :data:`BLOCK_PAIRS` pairs played by ``workers`` local processes (:class:`cfr_agents.jobs.LocalPool`), the cards
+    and draws of each block from its own child of ``seed``; ``call_until`` defaults to
+    :func:`first_enumerable_round`."""
+    started = time.perf_counter()
+    game = lbr_game(game_id, seat, seed)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ParameterError("{workers} must be at least 1, got {given!r}", given=workers)
+    reason = no_public_tree(game)
+    if not reason:
+        raise InputError(f"{game} has a public tree: LBR is computed exactly there (eval.lbr.lbr_report)")
+    if isinstance(hands, bool) or not isinstance(hands, int) or hands < 4 or hands % 2:
+        raise ParameterError(
+            "{hands} must be an even number of at least 4 (duplicate pairs): with no public tree, LBR's value is "
+            "the hands played alone; got {given!r}",
+            given=hands,
+        )
+    try:
+        engine, _, _ = _prepared(name, game)
+        rules = engine.rules
+        chosen = first_enumerable_round(rules) if call_until is None else call_until
+        check_call_until(rules, chosen)
+        pairs = hands // 2
+        seeds = np.random.SeedSequence(seed).spawn(-(-pairs // BLOCK_PAIRS))
+        blocks = [
+            _Block(name, game, seat, chosen, min(BLOCK_PAIRS, pairs - i * BLOCK_PAIRS), child)
+            for i, child in enumerate(seeds)
+        ]
+        computed = time.perf_counter()
+        samples, enumerated = PairSamples(pairs), 0
+        with tqdm(total=hands, disable=not show_progress, unit="hand", leave=False, mininterval=0.5) as bar:
+            if workers == 1:
+                played: Iterable[tuple[FloatArray, int]] = (_play_block(block, bar.update) for block in blocks)
+            else:
+                _prepared.cache_clear()  # each worker reads the agent itself
+                played = LocalPool(workers).map(_play_block, blocks, lambda block: bar.update(2 * block.pairs))
+            for values, count in played:  # in block order, however many processes played them
+                for value in values.tolist():
+                    samples.add(value)
+                enumerated += count
+    finally:
+        _prepared.cache_clear()
+    return SampledLBRReport(
+        agent=name,
+        game=game,
+        units=engine.units,
+        big_blind=rules.big_blind * engine.payoff_scale,
+        seat=seat,
+        call_until=chosen,
+        sampled=_sampled(samples),
+        no_exact=reason,
+        setup_seconds=computed - started,
+        play_seconds=time.perf_counter() - computed,
+        tables=enumerated,
+    )

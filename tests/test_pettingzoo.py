@@ -1,0 +1,117 @@
+"""Our agents as PettingZoo policies: PettingZoo's API test passes on the environments they play, they play full
+games there legally in both seats, and what they win there is their exact value."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import adapters
+import cfr_agents
+from adapters.inputs import InputError
+from eval.match import Agents
+
+pytest.importorskip("pettingzoo")
+pyspiel = pytest.importorskip("pyspiel")
+from pettingzoo.classic import leduc_holdem_v4, texas_holdem_v4  # noqa: E402
+from pettingzoo.test import api_test  # noqa: E402
+from shimmy import OpenSpielCompatibilityV0  # noqa: E402
+
+from eval.pettingzoo import PettingZooPolicy, pettingzoo_game  # noqa: E402
+
+ENVIRONMENTS: dict[str, Callable[[], Any]] = {
+    "leduc_holdem_v4": leduc_holdem_v4.env,
+    "texas_holdem_v4": texas_holdem_v4.env,
+    "shimmy-leduc_poker": lambda: OpenSpielCompatibilityV0(env=pyspiel.load_game("leduc_poker")),
+}
+
+
+def play(env: Any, policy: PettingZooPolicy, games: int, seed: int) -> list[float]:
+    """``games`` full games of ``env``, ``policy`` in seat ``g % 2`` of game ``g`` and a uniform choice among the
+    masked actions in the other; ``policy``'s reward in each."""
+    rng = np.random.default_rng(seed)
+    rewards = []
+    for game in range(games):
+        env.reset(seed=seed + game)
+        seat = env.possible_agents[game % 2]
+        for name in env.agent_iter():
+            observation, reward, termination, truncation, info = env.last()
+            if termination or truncation:
+                if name == seat:
+                    rewards.append(float(reward))
+                env.step(None)
+                continue
+            if name == seat:
+                env.step(policy(observation, name, info))
+            else:
+                mask = (observation if isinstance(observation, dict) else info)["action_mask"]
+                env.step(int(rng.choice(np.flatnonzero(mask))))
+    return rewards
+
+
+@pytest.mark.filterwarnings("ignore:Agent's m")  # Shimmy's observation tensors are unbounded
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_pettingzoos_api_test_passes_on_every_environment_we_play(environment: str) -> None:
+    api_test(ENVIRONMENTS[environment](), num_cycles=200)
+
+
+@pytest.mark.parametrize(
+    ("environment", "agent"),
+    [
+        ("leduc_holdem_v4", "rlcard-rule-v1"),
+        ("leduc_holdem_v4", "rlcard-pretrained-cfr"),
+        ("texas_holdem_v4", "rlcard-limit-rule-v1"),
+        ("texas_holdem_v4", "always-raise"),
+        ("shimmy-leduc_poker", "openspiel-cfr+:20"),
+    ],
+)
+def test_an_agent_plays_full_games_in_both_seats(environment: str, agent: str) -> None:
+    """Every answer is a legal action (the policy checks it against the state and the mask), every game ends, and
+    the policy's rewards are the game's (a game a policy ended with an illegal move would pay it -1 with the other
+    seat 0; a zero-sum game pays them opposite amounts)."""
+    env = ENVIRONMENTS[environment]()
+    policy = PettingZooPolicy(agent, env, np.random.default_rng(0))
+    rewards = play(env, policy, 60, seed=1)
+    assert len(rewards) == 60
+    assert all(math.isfinite(reward) for reward in rewards)
+
+
+@pytest.mark.parametrize(
+    ("environment", "game_id"),
+    [("leduc_holdem_v4", "rlcard:leduc-holdem"), ("shimmy-leduc_poker", "openspiel:leduc_poker")],
+)
+def test_what_an_agent_wins_in_pettingzoo_is_its_exact_value(environment: str, game_id: str, tmp_path: Path) -> None:
+    """A DCFR policy against uniform play over the mask (RLCard's RandomAgent, OpenSpiel's uniform policy): the mean
+    of 3,000 games, seats alternating, lies within 4 standard errors of the exact value over both seats."""
+    tree = cfr_agents.compile_tree(adapters.load_game(game_id))
+    solver = cfr_agents.make_solver(tree, "dcfr")
+    solver.run(100)
+    path = tmp_path / "dcfr.json"
+    solver.average_policy().save(path)
+    exact = Agents().exact((str(path), "random"), game_id)
+    assert not isinstance(exact, str), exact
+    env = ENVIRONMENTS[environment]()
+    assert pettingzoo_game(env) == game_id
+    rewards = np.array(play(env, PettingZooPolicy(str(path), env, np.random.default_rng(2)), 3_000, seed=3))
+    error = rewards.std(ddof=1) / math.sqrt(rewards.size)
+    assert abs(rewards.mean() - exact.value) <= 4 * error, (rewards.mean(), exact.value, error)
+
+
+def test_an_agent_of_another_game_is_refused_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "kuhn.json"
+    cfr_agents.Policy.uniform(cfr_agents.compile_tree(adapters.load_game("rlcard:kuhn-poker"))).save(path)
+    with pytest.raises(InputError) as refused:
+        PettingZooPolicy(str(path), leduc_holdem_v4.env(), np.random.default_rng(0))
+    assert "\n" not in str(refused.value) and "rlcard:leduc-holdem" in str(refused.value)
+
+
+def test_an_environment_we_do_not_play_is_refused_in_one_line() -> None:
+    from pettingzoo.classic import tictactoe_v3
+
+    with pytest.raises(InputError, match="PettingZoo policies play leduc_holdem_v4, texas_holdem_v4"):
+        PettingZooPolicy("random", tictactoe_v3.env(), np.random.default_rng(0))
