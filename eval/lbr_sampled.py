@@ -373,8 +373,28 @@ def range_query(agent: Agent, engine: HoldemEngine, hands: IntArray, name: str) 
     if engine.game_id == RLCARD_LIMIT:
         if not isinstance(agent, RLCardEnvAgent):
             raise InputError(f"agent {name!r} does not play in RLCard's env, which {RLCARD_LIMIT} is played in")
-        return RLCardRange(agent.raw, engine, hands, name)
+        from rlcard.agents import RandomAgent  # loaded with the agent
+
+        from eval.opponents.rlcard_builtin import FixedAgent
+
+        per_hand = RLCardRange(agent.raw, engine, hands, name)
+        return CardBlind(per_hand) if isinstance(agent.raw, RandomAgent | FixedAgent) else per_hand
     return OpenSpielRange(agent.openspiel_player(), engine, hands, name)
+
+
+class CardBlind:
+    """An agent whose answer does not depend on its cards (RLCard's ``RandomAgent``, ``always-call``,
+    ``always-raise``): asked for one hand of the range at each public node, its answer stands for every hand."""
+
+    def __init__(self, per_hand: RangeQuery) -> None:
+        self.per_hand = per_hand
+
+    def probabilities(self, node: int, board: IntArray, actions: Sequence[int], live: BoolArray) -> FloatArray:
+        one = np.zeros_like(live)
+        first = int(np.flatnonzero(live)[0])
+        one[first] = True
+        column = np.asarray(self.per_hand.probabilities(node, board, actions, one))[:, first]
+        return np.repeat(column[:, None], live.shape[0], axis=1)
 
 
 @njit(cache=True)

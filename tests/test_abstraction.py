@@ -585,6 +585,19 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+def test_build_states_its_memory_and_refuses_a_build_the_machine_cannot_hold(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = ["abstraction", "build", "--game", "holdem-8", "--buckets", "lossless,20", "--out"]
+    built = run_cli([*argv, "a"])
+    assert built.status == 0 and "memory: about " in built.err and " at the peak, of " in built.err
+    monkeypatch.setattr("cfr_agents.cli.common.physical_bytes", lambda: 1000)
+    refused = run_cli([*argv, "b"])
+    assert refused.status == 2 and len(refused.err.strip().splitlines()) == 1
+    assert "of memory at the peak; this machine has 0.0 MB" in refused.err
+    assert not (workdir / "b").exists()
+
+
 def test_build_and_show_on_holdem_8(workdir: Path) -> None:
     argv = ["abstraction", "build", "--game", "holdem-8", "--buckets", "lossless,20", "--quiet", "--out"]
     built = run_cli([*argv, "a"])

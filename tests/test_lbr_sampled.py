@@ -16,7 +16,7 @@ import rlcard
 
 from adapters.games import canonical_game_id
 from adapters.holdem.betting import DEAL, DECISION
-from adapters.holdem.cards import private_hands
+from adapters.holdem.cards import board_mask, hand_masks, private_hands
 from adapters.holdem.engine import RLCARD_LIMIT, HoldemEngine
 from adapters.rlcard import shared_game
 from cfr_agents.abstract_game import AbstractGame
@@ -35,15 +35,18 @@ from eval.lbr_sampled import (
     CALL,
     RAISE,
     AbstractRange,
+    CardBlind,
     LBRDecision,
     OpenSpielRange,
     RangeQuery,
     RLCardRange,
     UniformRange,
     game_engine,
+    range_query,
     sampled_lbr,
     sampled_lbr_report,
 )
+from eval.opponents import load_opponent
 from tests.support import run_cli
 
 TIE = 1e-9
@@ -262,6 +265,27 @@ def test_an_rlcard_agent_is_asked_with_the_state_rlcards_env_builds() -> None:
         assert ours["action_record"] == theirs["action_record"]
         row = index[tuple(sorted(hole.tolist()))]
         assert np.allclose(answer[:, row], 1.0 / len(table.legal_actions(node)))
+
+
+@pytest.mark.parametrize("name", ["random", "always-call", "always-raise"])
+def test_an_agent_blind_to_its_cards_is_asked_once_a_node_and_answers_as_asked_hand_by_hand(name: str) -> None:
+    """RLCard's RandomAgent and the fixed agents ignore their cards: the one answer ``range_query`` asks them for at a
+    public node is what every hand of the range would be answered, asked one by one."""
+    table = engine(RLCARD_LIMIT)
+    agent = load_opponent(name, RLCARD_LIMIT).agent
+    blind = range_query(agent, table, hands(RLCARD_LIMIT), name)
+    assert isinstance(blind, CardBlind)
+    per_hand = RLCardRange(agent.raw, table, hands(RLCARD_LIMIT), name)
+    rng = np.random.default_rng(6)
+    for _ in range(6):
+        cards, node, actions = random_history(rng)
+        board = table.board(cards, int(table.betting.round[node]))
+        live = (hand_masks(hands(RLCARD_LIMIT)).astype(np.int64) & int(board_mask(board.tolist()))) == 0
+        live &= rng.random(live.shape[0]) < 0.05
+        live[int(np.flatnonzero(live)[0]) if live.any() else 0] = True
+        answer = blind.probabilities(node, board, actions, live)
+        expected = per_hand.probabilities(node, board, actions, live)
+        assert np.array_equal(answer[:, live], expected[:, live])
 
 
 def test_an_rlcard_action_without_probabilities_is_read_as_rlcards_env_reads_it() -> None:

@@ -91,7 +91,7 @@ def test_train_prints_the_memory_a_public_tree_run_needs_and_refuses_one_the_mac
     argv = ["train", "--game", GAME, "--engine", "public-tree", "--algo", "dcfr", "--iterations", "2"]
     run = run_cli([*argv, "--out", str(tmp_path / "six.npz")])
     assert run.status == 0 and "memory: about " in run.err and " at the peak, of " in run.err
-    monkeypatch.setattr("cfr_agents.cli.train._physical_bytes", lambda: 1000)
+    monkeypatch.setattr("cfr_agents.cli.common.physical_bytes", lambda: 1000)
     run = run_cli([*argv, "--out", str(tmp_path / "small.npz")])
     assert run.status == 2 and len(run.err.strip().splitlines()) == 1
     assert "of memory at the peak; this machine has 0.0 MB" in run.err
