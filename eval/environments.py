@@ -12,6 +12,7 @@ stream; each agent samples from its own stream. The sample unit is a pair's mean
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -150,10 +151,10 @@ def play_openspiel_match(
             while not state.is_terminal():
                 if state.is_chance_node():
                     outcomes = dict(state.chance_outcomes())
-                    state.apply_action(_draw(outcomes, chance))
+                    state.apply_action(draw(outcomes, chance))
                 else:
                     player = state.current_player()
-                    state.apply_action(_draw(policies[player].action_probabilities(state), rngs[player]))
+                    state.apply_action(draw(policies[player].action_probabilities(state), rngs[player]))
             total += float(state.returns()[seat])
             if log is not None:
                 log.openspiel_hand(state, seat)
@@ -166,7 +167,9 @@ def _check_pairs(pairs: int) -> None:
         raise InputError(f"a match needs at least 2 pairs of hands to estimate its error, got {pairs}")
 
 
-def _draw(probabilities: dict[int, float], rng: np.random.Generator) -> int:
+def draw(probabilities: Mapping[int, float], rng: np.random.Generator) -> int:
+    """An action drawn with ``rng`` from ``{action: probability}`` (its keys in order, weights normalised), as a match
+    draws every chance outcome and every agent's move."""
     actions = sorted(probabilities)
     weights = np.array([probabilities[a] for a in actions])
     return int(actions[rng.choice(len(actions), p=weights / weights.sum())])

@@ -52,7 +52,7 @@ from cfr_agents.public_tree.engine import Engine, FloatArray, own_placement, pro
 from cfr_agents.public_tree.kernels import fold, showdown
 from cfr_agents.public_tree.strategy_file import PublicStrategy
 from cfr_agents.public_tree.tree import PublicTree, build_public_tree
-from eval.environments import OpenSpielPolicy, PairSamples
+from eval.environments import OpenSpielPolicy, PairSamples, draw
 from eval.holdem import Placed, batched, check_name, hand_strategy, is_batched, on_public_tree, strategy_array, tree_for
 from eval.lbr_sampled import (
     CALL,
@@ -308,10 +308,7 @@ def play_lbr(
                     state.apply_action(next(dealt))
                     continue
                 player = state.current_player()
-                answer = (lbr if player == lbr_seat else agent).action_probabilities(state)
-                actions = sorted(answer)
-                weights = np.array([answer[a] for a in actions])
-                state.apply_action(int(actions[rng.choice(len(actions), p=weights / weights.sum())]))
+                state.apply_action(draw((lbr if player == lbr_seat else agent).action_probabilities(state), rng))
             total += float(state.returns()[lbr_seat])
         samples.add(total / 2)
     _, mean, deviation = samples.moments()

@@ -35,7 +35,7 @@ from adapters.inputs import InputError, require_extra
 from adapters.openspiel import PREFIX as OPENSPIEL_PREFIX
 from adapters.rlcard import RLCardGame
 from eval.agents import AgentQueryError
-from eval.environments import OpenSpielPolicy, RLCardAgent
+from eval.environments import OpenSpielPolicy, RLCardAgent, draw
 from eval.match import openspiel_seat, rlcard_seat
 from eval.opponents import load_opponent
 
@@ -90,10 +90,7 @@ class PettingZooPolicy:
             if game_state.current_player() != player:
                 raise AgentQueryError(f"{agent} is not the player to act at {game_state.history()}")
             legal = sorted(game_state.legal_actions(player))
-            answer = self._openspiel.action_probabilities(game_state)
-            actions = sorted(answer)
-            weights = np.array([answer[a] for a in actions], dtype=np.float64)
-            action = int(actions[self._rng.choice(len(actions), p=weights / weights.sum())])
+            action = draw(self._openspiel.action_probabilities(game_state), self._rng)
         if np.flatnonzero(mask).tolist() != legal:
             raise AgentQueryError(
                 f"the observation's action mask {mask.astype(int).tolist()} is not {agent}'s legal {legal}"

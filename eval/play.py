@@ -54,7 +54,7 @@ from adapters.rlcard import RLCardGame
 from cfr_agents.tree import load_tree
 from eval import holdem
 from eval.aivat import Aivat
-from eval.environments import Z_95, OpenSpielPolicy, RLCardAgent
+from eval.environments import Z_95, OpenSpielPolicy, RLCardAgent, draw
 from eval.hand_log import HandReader
 from eval.match import Agents, check_aivat_game, no_tree, openspiel_seat, rlcard_seat
 from eval.opponents import is_file_name, load_opponent
@@ -558,13 +558,6 @@ def action_name(text: str) -> str:
     return re.sub(r"^player=-?\d+ move=", "", text)
 
 
-def draw(probabilities: dict[int, float], rng: np.random.Generator) -> int:
-    """An action drawn from ``{action: probability}`` with ``rng``, as a match draws it."""
-    actions = sorted(probabilities)
-    weights = np.array([probabilities[a] for a in actions])
-    return int(actions[rng.choice(len(actions), p=weights / weights.sum())])
-
-
 class _Hands(HandReader):
     """Every complete hand as the adapter's history on the compiled tree (:class:`~eval.hand_log.HandReader`),
     with the human's seat, for AIVAT at the end."""
@@ -815,7 +808,6 @@ __all__ = [
     "Terminal",
     "View",
     "action_name",
-    "draw",
     "game_of",
     "read_move",
     "render_header",
