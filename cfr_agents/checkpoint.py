@@ -20,6 +20,9 @@ CFR on a hold'em game's public tree (:class:`~cfr_agents.public_tree.solver.Publ
 a sampled solver on a limit hold'em game through a card abstraction
 (:class:`~cfr_agents.abstract_game.AbstractGame`), whose header also names the abstraction's directory
 (``abstraction``) and the digest of its tables (``abstraction_sha256``).
+A sampled solver run in synchronous rounds (:class:`~cfr_agents.solvers.sampling.scale_out.ScaleOutSolver`) also
+records its rounds' shape, ``batches`` (:math:`B`) and ``batch_iterations`` (:math:`M`), and its ``iteration`` counts
+rounds; where they are absent, one process wrote the file.
 
 Full-tree solvers save ``regret``, ``cumulative``, ``sigma``, ``reach`` and ``scalars``
 (iteration, average-weight scale); sampled solvers save ``regret``, ``cumulative``, ``log_at``,
@@ -59,6 +62,7 @@ from cfr_agents.public_tree.solver import PublicTreeSolver
 from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.solvers import ALGORITHMS, SCHEMES, SampledSolver, Solver, UpdateRule, make_solver
 from cfr_agents.solvers.neural import NEURAL, PRESETS, NeuralSettings, NeuralSolver, infoset_tensors
+from cfr_agents.solvers.sampling.scale_out import Rounds, ScaleOutSolver
 from cfr_agents.solvers.update_rule import DEFAULT_HORIZON
 from cfr_agents.training import Trainable, not_finite
 from cfr_agents.tree import CompiledTree
@@ -117,6 +121,8 @@ class Checkpoint(_Saved):
     abstraction: str | None = None
     """The abstraction's directory (``"abstraction"`` engine)."""
     abstraction_sha256: str | None = None
+    rounds: Rounds | None = None
+    """The shape of a scale-out run's rounds; ``None`` for a run in one process."""
 
     def abstract_game(self, path: str | os.PathLike[str] | None = None) -> AbstractGame:
         """The abstract game of the abstraction in ``path`` (by default the directory the checkpoint names), which
@@ -222,6 +228,9 @@ def save_checkpoint(
         settings: dict[str, Any] = {"settings": solver.settings.parameters(), "preset": preset}
         header = {**common, "kind": "neural", **identity, "algorithm": solver.algorithm, **settings}
     else:
+        rounds = solver.rounds if isinstance(solver, ScaleOutSolver) else None
+        if isinstance(solver, ScaleOutSolver):
+            solver = solver.solver
         scheme = (
             (solver.scheme.name, solver.averaging, solver.epsilon, solver.chance_draws)
             if isinstance(solver, SampledSolver)
@@ -245,6 +254,8 @@ def save_checkpoint(
             if abstract.source is None:
                 raise CheckpointError("a solver on an abstraction that is not in a directory cannot be checkpointed")
             header |= {"abstraction": str(abstract.source), "abstraction_sha256": abstract.abstraction_sha256}
+        if rounds is not None:
+            header |= rounds.parameters()
     header |= {"seed": seed, "iteration": solver.iteration, "arrays": sorted(state)}
     arrays: dict[str, Any] = {"header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8), **state}
     with replacing(path) as temporary, temporary.open("wb") as handle:
@@ -350,7 +361,21 @@ def _from_arrays(arrays: dict[str, np.ndarray], source: str) -> AnyCheckpoint:
         engine=engine,
         abstraction=header.get("abstraction") if engine == "abstraction" else None,
         abstraction_sha256=header.get("abstraction_sha256") if engine == "abstraction" else None,
+        rounds=_rounds(header, samples, fail),
     )
+
+
+def _rounds(header: dict[str, Any], samples: bool, fail: Callable[[str], CheckpointError]) -> Rounds | None:
+    """A scale-out run's rounds (both fields, or neither), of a sampled solver only."""
+    given = {name: header[name] for name in ("batches", "batch_iterations") if name in header}
+    if not given:
+        return None
+    if len(given) != 2 or not samples:
+        raise fail("has no valid 'batches' and 'batch_iterations' fields")
+    try:
+        return Rounds(**given)
+    except InputError as error:
+        raise fail(f"has invalid rounds: {error}") from None
 
 
 def _settings(data: dict[str, Any], fail: Callable[[str], CheckpointError]) -> NeuralSettings:

@@ -9,6 +9,8 @@ on which worker ran it or how many there were.
 * :class:`LocalPool` -- ``K`` local processes (``concurrent.futures`` on the ``forkserver`` start
   method, which imports the function's module once, or ``spawn``); ``K = 1`` runs in this process.
   When a worker process dies, the pool is broken: what it had not finished goes to a fresh pool.
+  Within :meth:`LocalPool.kept`, the processes outlive each :meth:`~LocalPool.map`, keeping what they
+  loaded and cached (rounds of scale-out MCCFR send one ``map`` a round to the same workers).
 * :class:`RayExecutor` -- Ray tasks on a local Ray runtime or on a cluster
   (``ray.init(address=...)``); Ray retries a task whose worker dies (``max_retries``) or that
   raises (``retry_exceptions``).
@@ -72,11 +74,33 @@ class LocalPool:
         if workers < 1:
             raise ParameterError("{workers} must be at least 1, got {given}", given=workers)
         self.workers = workers
+        self._keeping = False
+        self._kept: ProcessPoolExecutor | None = None
+
+    @contextmanager
+    def kept(self) -> Iterator[LocalPool]:
+        """Within the block, :meth:`map` keeps its worker processes from one call to the next (a pool a worker
+        died in is replaced); they stop as the block ends."""
+        self._keeping = True
+        try:
+            yield self
+        except BaseException:
+            self._release(terminate=True)
+            raise
+        else:
+            self._release(terminate=False)
+        finally:
+            self._keeping = False
+
+    def _release(self, terminate: bool) -> None:
+        if self._kept is not None:
+            _stop(self._kept, terminate)
+            self._kept = None
 
     def map(
         self, function: Callable[[T], R], items: Sequence[T], on_done: Callable[[T], None] | None = None
     ) -> list[R]:
-        if self.workers == 1 or len(items) <= 1:
+        if self.workers == 1 or (len(items) <= 1 and not self._keeping):
             results: list[R] = []
             for item in items:
                 results.append(function(item))
@@ -87,7 +111,7 @@ class LocalPool:
         attempts = [0] * len(items)
         pending = list(range(len(items)))
         while pending:  # a pool whose worker died is broken: what it had not finished goes to a fresh one
-            with _pool(min(self.workers, len(pending)), function.__module__) as pool:
+            with self._pool(len(pending), function.__module__) as pool:
                 with _ctrl_c_held():  # the fork server and the workers start deaf to Ctrl-C; this process answers it
                     futures: dict[Future[R], int] = {pool.submit(function, items[index]): index for index in pending}
                 pending = []
@@ -98,6 +122,8 @@ class LocalPool:
                     except InputError:
                         raise
                     except (BrokenProcessPool, Exception) as error:
+                        if isinstance(error, BrokenProcessPool) and pool is self._kept:
+                            self._release(terminate=True)  # its replacement starts with the next attempt
                         attempts[index] += 1
                         if attempts[index] >= ATTEMPTS:
                             raise JobFailedError(f"a job failed {ATTEMPTS} times; last: {_reason(error)}") from None
@@ -107,6 +133,21 @@ class LocalPool:
                         on_done(items[index])
         return [done[index] for index in range(len(items))]
 
+    @contextmanager
+    def _pool(self, jobs: int, module: str) -> Iterator[ProcessPoolExecutor]:
+        """The kept pool (started at its first use), or a pool of at most ``jobs`` processes for one call."""
+        if not self._keeping:
+            with _pool(min(self.workers, jobs), module) as pool:
+                yield pool
+            return
+        if self._kept is None:
+            self._kept = _start(self.workers, module)
+        try:
+            yield self._kept
+        except BaseException:
+            self._release(terminate=True)
+            raise
+
 
 def _reason(error: BaseException) -> str:
     return "its worker process died" if isinstance(error, BrokenProcessPool) else f"{type(error).__name__}: {error}"
@@ -114,6 +155,17 @@ def _reason(error: BaseException) -> str:
 
 @contextmanager
 def _pool(workers: int, module: str) -> Iterator[ProcessPoolExecutor]:
+    pool = _start(workers, module)
+    try:
+        yield pool
+    except BaseException:  # Ctrl-C or a refused job: the other results are not wanted, so do not wait for them
+        _stop(pool, terminate=True)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _start(workers: int, module: str) -> ProcessPoolExecutor:
     context: multiprocessing.context.BaseContext
     if "forkserver" in multiprocessing.get_all_start_methods():
         server = multiprocessing.get_context("forkserver")
@@ -121,15 +173,15 @@ def _pool(workers: int, module: str) -> Iterator[ProcessPoolExecutor]:
         context = server  # imported once; each worker is a fork of that server
     else:  # pragma: no cover - platforms without forkserver
         context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
-    try:
-        yield pool
-    except BaseException:  # Ctrl-C or a refused job: the other results are not wanted, so do not wait for them
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+
+
+def _stop(pool: ProcessPoolExecutor, terminate: bool) -> None:
+    """Shut ``pool`` down; with ``terminate``, without waiting for the jobs it is running."""
+    if terminate:
         for process in list((pool._processes or {}).values()):  # Python 3.14 has pool.terminate_workers()
             process.terminate()
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 @contextmanager
@@ -184,6 +236,10 @@ class RayExecutor:
             except (ConnectionError, RuntimeError, ValueError) as error:
                 raise InputError(f"cannot start or join Ray at {address or 'a local runtime'}: {error}") from None
         self.workers = int(ray.cluster_resources().get("CPU", 1))
+
+    def put(self, value: object) -> Any:
+        """A reference to ``value`` in the object store, which tasks handed it read without a copy each."""
+        return self._ray.put(value)
 
     def map(
         self, function: Callable[[T], R], items: Sequence[T], on_done: Callable[[T], None] | None = None

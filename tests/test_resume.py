@@ -250,6 +250,10 @@ CASES = [
         ]
     ),
     Case("--algo", [*TOTAL_20, "--algo", "sd-cfr"], refused("the checkpoint is for algorithm 'cfr', not 'sd-cfr'")),
+    *(  # a run in one process resumes in one process (scale-out resumes: tests/test_scale_out.py)
+        Case(option, [*TOTAL_20, option, *value], refused(f"written by one process; {option} does not apply to it"))
+        for option, value in [("--workers", ["2"]), ("--batches", ["3"]), ("--batch-iterations", ["5"]), ("--ray", [])]
+    ),
 ]
 
 

@@ -23,6 +23,7 @@ from cfr_agents.checkpoint import read_checkpoint
 from cfr_agents.cli.common import GLOBAL_OPTIONS
 from cfr_agents.solvers import ALGORITHMS, SCHEMES
 from cfr_agents.solvers.neural import NEURAL
+from cfr_agents.solvers.sampling.scale_out import DEFAULT_BATCH_ITERATIONS, DEFAULT_BATCHES
 from cfr_agents.training import STOPPED_BY
 from eval.train_report import TrainReport
 from tests.support import CliRun, cli_commands, run_cli
@@ -60,6 +61,10 @@ VALUES: dict[str, list[str]] = {
     "--averaging": ["simple"],
     "--epsilon": ["0.5"],
     "--chance-draws": ["stratified"],
+    "--workers": ["1"],
+    "--batches": ["3"],
+    "--batch-iterations": ["5"],
+    "--ray": [],
     "--iterations": ["3"],
     "--target-nash-conv": ["5"],
     "--time-limit": ["0.001", "--iterations", "1000000"],
@@ -175,6 +180,9 @@ def honoured(option: str, family: Family, result: CliRun, folder: Path) -> None:
     elif option == "--resume":
         assert (report["resumed_from"], report["iterations"]) == (1, 3)
         assert read_checkpoint(folder / "c.npz").iteration == 3
+    elif option in ("--workers", "--ray"):  # rounds of the default shape, on whatever runs them
+        rounds = (report["parameters"]["batches"], report["parameters"]["batch_iterations"])
+        assert rounds == (DEFAULT_BATCHES, DEFAULT_BATCH_ITERATIONS)
     elif option == "--preset":
         assert json.loads((folder / "p.json").read_text())["hyperparameters"]["preset"] == "fast"
     elif option != "--json":  # a parameter of the solver, recorded with its policy or model
@@ -184,8 +192,10 @@ def honoured(option: str, family: Family, result: CliRun, folder: Path) -> None:
 
 @pytest.mark.parametrize("option", OPTIONS)
 def test_an_option_is_honoured_or_refused_in_one_line_by_every_family(
-    option: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    option: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
+    if option == "--ray":
+        request.getfixturevalue("local_ray")  # the session's Ray runtime (skipped without Ray)
     honouring = []
     for family in FAMILIES:
         folder = tmp_path / family.name.replace(" ", "-")

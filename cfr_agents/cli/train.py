@@ -26,6 +26,7 @@ from cfr_agents.abstract_game import AbstractGame
 from cfr_agents.abstract_strategy import save_abstract_strategy
 from cfr_agents.checkpoint import AnyCheckpoint, Checkpoint, NeuralCheckpoint, read_checkpoint, save_checkpoint
 from cfr_agents.cli.common import (
+    MAX_WORKERS,
     Within,
     check_memory,
     deferred_interrupt,
@@ -33,9 +34,11 @@ from cfr_agents.cli.common import (
     non_negative_int,
     positive_int,
     real,
+    workers,
 )
 from cfr_agents.cli.paths import add_input, add_output
 from cfr_agents.files import check_outputs, write_atomic
+from cfr_agents.jobs import LocalPool, executor
 from cfr_agents.public_tree import COMPILED_TREE_CARDS, public_by_default, public_tree
 from cfr_agents.public_tree.solver import PublicTreeSolver, peak_bytes
 from cfr_agents.public_tree.strategy_file import save_strategy, strategy_paths
@@ -44,12 +47,22 @@ from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES, TUNABLE, SampledSol
 from cfr_agents.solvers.full_tree import FullTreeSolver
 from cfr_agents.solvers.neural import NEURAL, NeuralSolver, infoset_tensors, make_neural_solver
 from cfr_agents.solvers.sampling import CHANCE_DRAWS, DEFAULT_EPSILON, EPSILON, check_sampling, table_bytes
+from cfr_agents.solvers.sampling.scale_out import (
+    DEFAULT_BATCH_ITERATIONS,
+    DEFAULT_BATCHES,
+    Rounds,
+    ScaleOutSolver,
+    Workers,
+    scale_out_bytes,
+)
 from cfr_agents.solvers.update_rule import ALPHA, BETA, GAMMA, UpdateRule
 from cfr_agents.training import NASH_CONV_TARGET, SECONDS, StopRule, Trainable, TrainingRun, curve_csv, train
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
 from eval.train_report import nash_conv, scores_exactly, train_report
 
 ENGINES = ("auto", "tree", "public-tree")
+SCALE_OUT = ("workers", "batches", "batch_iterations", "ray")
+"""The options of a run in synchronous rounds (:mod:`cfr_agents.solvers.sampling.scale_out`)."""
 CHECKPOINT_EVERY = 60.0
 """Seconds between checkpoints unless ``--checkpoint-every`` says otherwise."""
 
@@ -95,6 +108,32 @@ def register(commands: Any) -> None:
         choices=CHANCE_DRAWS,
         help="independent (default): a fresh draw at each chance node; stratified: one "
         "low-discrepancy uniform per traversal drives them all",
+    )
+    command.add_argument(
+        "--workers",
+        type=workers,
+        help="run a sampled solver in synchronous rounds of --batches batches on K local processes (1: in this "
+        f"process; at most {MAX_WORKERS}); --iterations then counts rounds",
+    )
+    command.add_argument(
+        "--batches",
+        type=positive_int,
+        metavar="B",
+        help=f"batches a round, each from the round's snapshot with its own seed (default {DEFAULT_BATCHES}); the "
+        "result depends on B, never on --workers",
+    )
+    command.add_argument(
+        "--batch-iterations",
+        type=positive_int,
+        metavar="M",
+        help=f"iterations of each batch (default {DEFAULT_BATCH_ITERATIONS:,})",
+    )
+    command.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="HOST:PORT",
+        help="run the rounds' batches on Ray: a local runtime, or the cluster at HOST:PORT (extra 'ray')",
     )
     command.add_argument("--iterations", type=positive_int, help="total iterations to run (a cap with targets)")
     command.add_argument(
@@ -174,7 +213,12 @@ def run(args: argparse.Namespace) -> int:
     if neural and saved is None:
         train_neural.settings(args)  # refused now, before the game is built
     check_outputs(*(outputs(args.out) if neural else (args.out,)), args.curve, checkpoint_path)
-    solver, seed = _resumed(args, saved) if saved is not None else _new_solver(args, algorithm)
+    rounds = _rounds(args, saved, algorithm)
+    where = None if rounds is None else _workers(args)
+    solver, seed = _resumed(args, saved, where) if saved is not None else _new_solver(args, algorithm, where)
+    if rounds is not None and where is not None:
+        assert isinstance(solver, SampledSolver)
+        solver = ScaleOutSolver(solver, seed, rounds, where)
     if isinstance(solver, PublicTreeSolver) or isinstance(solver.tree, AbstractGame):
         arrays, sidecar = strategy_paths(args.out)  # the pair --out names, refused now rather than after the run
         flag = "--checkpoint" if args.checkpoint else "--resume"
@@ -197,24 +241,28 @@ def run(args: argparse.Namespace) -> int:
     compile_seconds = solver.compile()  # Numba compiles or loads its cache here, outside the timed run
     if not args.json and not args.quiet:
         print(tree.summary(), file=sys.stderr)
-        if isinstance(tree, PublicTree | AbstractGame):
-            print(check_memory(tree.game_id, _peak_bytes(tree)), file=sys.stderr)
+        if isinstance(tree, PublicTree | AbstractGame) or where is not None:
+            print(check_memory(tree.game_id, _peak_bytes(tree, where)), file=sys.stderr)
     stop = StopRule(args.iterations, args.target_nash_conv, args.time_limit)
     save = (lambda: save_checkpoint(checkpoint_path, solver, seed, preset)) if checkpoint_path else None
     show = not args.quiet and not args.json
     every = CHECKPOINT_EVERY if args.checkpoint_every is None else args.checkpoint_every
     curve = bool(args.curve) or args.eval_every is not None
-    training = _run_with_progress(
-        solver,
-        stop,
-        show=show,
-        curve=curve,
-        live=not neural and scored,
-        eval_every=args.eval_every,
-        save=save,
-        every=every,
-        score=nash_conv if scored else None,
-    )
+    try:
+        training = _run_with_progress(
+            solver,
+            stop,
+            show=show,
+            curve=curve,
+            live=not neural and scored,
+            eval_every=args.eval_every,
+            save=save,
+            every=every,
+            score=nash_conv if scored else None,
+        )
+    finally:
+        if isinstance(solver, ScaleOutSolver):
+            solver.close()  # the workers stop; the tables stay
     if neural:
         assert isinstance(solver, NeuralSolver)
         model_nash_conv = save_trained(args.out, solver, training, seed=seed, preset=preset, curve=curve)
@@ -240,7 +288,7 @@ def run(args: argparse.Namespace) -> int:
         )
         model_nash_conv, policy_game = training.nash_conv, tree.game_id
     else:
-        assert isinstance(solver, FullTreeSolver | SampledSolver)
+        assert isinstance(solver, FullTreeSolver | SampledSolver | ScaleOutSolver)
         policy = replace(solver.average_policy(), parameters={**solver.parameters(), "seed": seed})
         if args.suit_isomorphism:
             policy = policy.for_game(args.game)
@@ -268,6 +316,11 @@ def run(args: argparse.Namespace) -> int:
         resumed = f" (from {training.started_at:,} to {training.iterations:,})" if args.resume else ""
         lifted = f" (lifted from {tree.game_id})" if policy_game != tree.game_id else ""
         rate = training.iterations_per_second
+        done = f"{training.iterations_run:,} iterations"
+        if isinstance(solver, ScaleOutSolver):  # a round is B x M iterations
+            per_round = solver.rounds.batches * solver.rounds.batch_iterations
+            done = f"{training.iterations_run:,} rounds of {solver.rounds.batches} x {solver.rounds.batch_iterations:,}"
+            rate = None if rate is None else rate * per_round
         speed = "too fast to time" if rate is None else f"{rate:,.0f} it/s" if rate >= 10 else f"{rate:.3g} it/s"
         score = (
             "NashConv not measured (nothing scores this game exactly)"
@@ -276,7 +329,7 @@ def run(args: argparse.Namespace) -> int:
             f"exploitability {report.exploitability:.6g} {tree.units}"
         )
         print(
-            f"{report.algo}{scheme}: {training.iterations_run:,} iterations{resumed} in "
+            f"{report.algo}{scheme}: {done}{resumed} in "
             f"{training.solve_seconds:.3f} s ({speed}, stopped by {training.stopped_by}); {score}; "
             f"saved {args.out}{lifted}"
         )
@@ -300,9 +353,38 @@ def _solved_game(args: argparse.Namespace) -> Game | None:
     return load_game(reduction.game_id)
 
 
-def _new_solver(args: argparse.Namespace, algorithm: str) -> tuple[Trainable, int]:
+def _rounds(args: argparse.Namespace, saved: AnyCheckpoint | None, algorithm: str) -> Rounds | None:
+    """The rounds of a scale-out run (``--workers``, ``--batches``, ``--batch-iterations``, ``--ray``, or a resumed
+    checkpoint's); ``None`` for a run in one process. Options that do not apply, or contradict the checkpoint, are
+    refused."""
+    asked = [f"--{name.replace('_', '-')}" for name in SCALE_OUT if getattr(args, name) is not None]
+    if saved is not None:
+        kept = saved.rounds if isinstance(saved, Checkpoint) else None
+        if kept is None:
+            if asked:
+                raise InputError(f"the checkpoint was written by one process; {asked[0]} does not apply to it")
+            return None
+        if Rounds(args.batches or kept.batches, args.batch_iterations or kept.batch_iterations) != kept:
+            raise InputError(
+                f"the checkpoint's rounds are {kept.batches} batches of {kept.batch_iterations:,} iterations; "
+                "--batches and --batch-iterations must not change them"
+            )
+        return kept
+    if not asked:
+        return None
+    if algorithm in NEURAL or (args.abstraction is None and args.sampling in (None, "none")):
+        raise InputError(f"{asked[0]} runs a sampled solver in rounds: give --sampling SCHEME or --abstraction DIR")
+    return Rounds(args.batches or DEFAULT_BATCHES, args.batch_iterations or DEFAULT_BATCH_ITERATIONS)
+
+
+def _workers(args: argparse.Namespace) -> Workers:
+    """Where the rounds' batches run: on Ray with ``--ray``, else on ``--workers`` local processes (1: this one)."""
+    return Workers(executor(args.workers, args.ray) if args.ray is not None else LocalPool(args.workers or 1))
+
+
+def _new_solver(args: argparse.Namespace, algorithm: str, where: Workers | None) -> tuple[Trainable, int]:
     if args.abstraction is not None:
-        return _abstract_solver(args, algorithm)
+        return _abstract_solver(args, algorithm, where)
     solved = _solved_game(args)
     if solved is None:
         raise InputError("give --game and --algo (or --resume a checkpoint)")
@@ -327,8 +409,11 @@ def _new_solver(args: argparse.Namespace, algorithm: str) -> tuple[Trainable, in
     sampling = args.sampling or "none"
     if sampling != "none":
         check_sampling(sampling, rule, args.averaging, args.epsilon, args.chance_draws)
+    tree = compile_tree(solved)
+    if where is not None:
+        check_memory(tree.game_id, scale_out_bytes(tree, where))
     solver = make_solver(
-        compile_tree(solved),
+        tree,
         algorithm,
         rule,
         sampling=sampling,
@@ -353,7 +438,7 @@ def _rule(args: argparse.Namespace, algorithm: str) -> UpdateRule:
     return rule
 
 
-def _abstract_solver(args: argparse.Namespace, algorithm: str) -> tuple[Trainable, int]:
+def _abstract_solver(args: argparse.Namespace, algorithm: str, where: Workers | None) -> tuple[Trainable, int]:
     """MCCFR on ``--abstraction``'s game through it (``--game``, if given, must be that game)."""
     for option, given in (("--engine", args.engine), ("--suit-isomorphism", args.suit_isomorphism or None)):
         if given is not None:
@@ -362,7 +447,7 @@ def _abstract_solver(args: argparse.Namespace, algorithm: str) -> tuple[Trainabl
         game = AbstractGame.load(args.abstraction, args.game)
     except InputError as error:
         raise InputError(f"--abstraction: {error}") from None
-    check_memory(game.game_id, _peak_bytes(game))
+    check_memory(game.game_id, _peak_bytes(game, where))
     rule = _rule(args, algorithm)
     if rule.predictive or rule.discount_first or rule.scheduled:
         sampled = ", ".join(
@@ -383,7 +468,7 @@ def _abstract_solver(args: argparse.Namespace, algorithm: str) -> tuple[Trainabl
     return solver, seed
 
 
-def _resumed(args: argparse.Namespace, saved: AnyCheckpoint) -> tuple[Trainable, int]:
+def _resumed(args: argparse.Namespace, saved: AnyCheckpoint, where: Workers | None) -> tuple[Trainable, int]:
     """The solver of the checkpoint ``saved``, after refusing options that contradict it."""
     if args.iterations is not None and args.iterations <= saved.iteration:
         raise InputError(
@@ -403,7 +488,10 @@ def _resumed(args: argparse.Namespace, saved: AnyCheckpoint) -> tuple[Trainable,
                 raise InputError("the checkpoint was written by --engine public-tree, not tree")
             return saved.public_solver(public_tree(saved.game_id)), saved.seed
         if saved.engine == "abstraction":
-            return saved.solver(saved.abstract_game(args.abstraction)), saved.seed
+            game = saved.abstract_game(args.abstraction)
+            if where is not None:
+                check_memory(game.game_id, _peak_bytes(game, where))
+            return saved.solver(game), saved.seed
     if args.abstraction is not None:
         raise InputError("the checkpoint was not written by a solver on an abstraction: drop --abstraction")
     if args.engine == "public-tree":
@@ -430,10 +518,12 @@ _NOT_PUBLIC = (
 )
 
 
-def _peak_bytes(tree: PublicTree | AbstractGame) -> int:
+def _peak_bytes(tree: CompiledTree | PublicTree | AbstractGame, where: Workers | None = None) -> int:
     """The memory training on ``tree`` needs at its peak: full-game CFR's on a public tree, MCCFR's tables and the
-    abstraction on an abstract game."""
-    return peak_bytes(tree) if isinstance(tree, PublicTree) else table_bytes(tree)
+    abstraction on an abstract game, and in rounds on ``where`` the workers' too."""
+    if isinstance(tree, PublicTree):
+        return peak_bytes(tree)
+    return table_bytes(tree) if where is None else scale_out_bytes(tree, where)
 
 
 def _mbb(value: float, tree: CompiledTree | PublicTree | AbstractGame) -> str:

@@ -24,6 +24,9 @@ Every scheme draws chance outcomes independently at each chance node (``chance_d
 as the papers do) or from one stratified uniform per traversal (``"stratified"``: randomised
 quasi-Monte Carlo, see :mod:`~cfr_agents.solvers.sampling.kernel_support`), which keeps each
 iteration's sampled regrets unbiased and spreads the deals evenly over iterations.
+
+A sampled solver also runs in synchronous rounds of batches, on several local processes or on Ray, each batch's
+traversals against the round's snapshot of the strategy (:mod:`~cfr_agents.solvers.sampling.scale_out`).
 """
 
 from __future__ import annotations
@@ -160,6 +163,15 @@ def kernel_tree(tree: CompiledTree) -> KernelTree:
     return nodes, values, cdf, int(depth.max()) + 1, None
 
 
+def kernel_seeds(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A kernel's ``rng`` (the four words of its xoshiro256** state) and ``shift`` (its stratified chance
+    sequence's two shifts), drawn from ``rng`` in that order."""
+    words = rng.integers(0, 2**64, size=4, dtype=np.uint64, endpoint=False)
+    if not words.any():
+        words[0] = np.uint64(1)  # xoshiro's one forbidden state
+    return words, rng.integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)
+
+
 def table_bytes(game: CompiledTree | AbstractGame) -> int:
     """The memory a :class:`SampledSolver` on ``game`` holds in its tables, in bytes: ``regret``, ``current``,
     ``cumulative`` and the uniform strategy (a row of ``width`` float64 each), ``log_at`` and ``weight_at`` (three
@@ -213,10 +225,7 @@ class SampledSolver:
         self.weight_at = np.zeros(n)
         self.scalars = np.zeros(kernel_support.NUM_SCALARS)
         self.current = kernel_support.current_strategy(self.regret, self._num_actions)
-        self.rng = rng.integers(0, 2**64, size=4, dtype=np.uint64, endpoint=False)
-        if not self.rng.any():
-            self.rng[0] = np.uint64(1)  # xoshiro's one forbidden state
-        self.shift = rng.integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)
+        self.rng, self.shift = kernel_seeds(rng)
 
     @property
     def iteration(self) -> int:

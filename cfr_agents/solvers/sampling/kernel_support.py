@@ -211,6 +211,14 @@ def begin_iteration(
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def is_delayed(log_at: np.ndarray) -> bool:
+    """Whether a kernel runs a batch of delayed updates: its state's ``log_at`` has no rows (the batch owes no
+    discounts, and holds no copy of them)."""
+    rows: int = log_at.shape[0]
+    return rows == 0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def update_regrets(
     regret: np.ndarray,
     log_at: np.ndarray,
@@ -224,7 +232,15 @@ def update_regrets(
 ) -> None:
     r"""Row :math:`I` at iteration :math:`t`: pay the owed discounts, then
     :math:`R^t(I,a) = d_\pm(t)\,\big(R^{t-1}(I,a) + \tilde r^t(I,a)\big)` with the sign's discount,
-    and refresh the row's current strategy, ``current[I]`` :math:`= \sigma^{t+1}(I,\cdot)`, by regret matching."""
+    and refresh the row's current strategy, ``current[I]`` :math:`= \sigma^{t+1}(I,\cdot)`, by regret matching.
+
+    A batch of delayed updates (:mod:`~cfr_agents.solvers.sampling.scale_out`) hands in a ``log_at`` with no rows
+    (:func:`is_delayed`): its ``regret`` is the batch's increment, which only sums the sampled regrets,
+    :math:`\Delta(I,a) \mathrel{+}= \tilde r(I,a)`, and ``current`` stays the snapshot's strategy."""
+    if is_delayed(log_at):
+        for a in range(n):
+            regret[infoset, a] += instant[a]
+        return
     owed_pos = math.exp(scalars[L_POS_BEFORE] - log_at[infoset, 0]) if math.isfinite(alpha) else 1.0
     owed_neg = math.exp(scalars[L_NEG_BEFORE] - log_at[infoset, 1]) if math.isfinite(beta) else 1.0
     d_pos, d_neg = scalars[D_POS], scalars[D_NEG]
