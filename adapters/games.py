@@ -1,4 +1,5 @@
-"""Game ids to adapter games: ``openspiel:<pyspiel game string>``, ``rlcard:<env id>``, or a named game.
+"""Game ids to adapter games: ``openspiel:<pyspiel game string>``, ``rlcard:<env id>``, ``pettingzoo:<environment>``
+(``pettingzoo:leduc_holdem_v4``, played through PettingZoo's AEC API; :mod:`adapters.pettingzoo`), or a named game.
 
 A named game (:data:`NAMED_GAMES`, e.g. ``fhp``) is another spelling of one ``openspiel:`` id, its canonical
 id: :func:`load_game` gives the same game for both, whose :attr:`~adapters.base.Game.game_id` is the canonical
@@ -74,7 +75,8 @@ def canonical_game_id(game_id: str) -> str:
 
 
 def load_game(game_id: str) -> Game:
-    """The game for ``openspiel:<pyspiel game string>``, ``rlcard:<env id>`` or a name in :data:`NAMED_GAMES`."""
+    """The game for ``openspiel:<pyspiel game string>``, ``rlcard:<env id>``, ``pettingzoo:<environment>`` or a name
+    in :data:`NAMED_GAMES`."""
     toolkit, _, name = canonical_game_id(game_id).partition(":")
     if not name:
         raise UnknownGameError(
@@ -89,4 +91,10 @@ def load_game(game_id: str) -> Game:
         from adapters.rlcard import RLCardGame
 
         return RLCardGame(name)
-    raise UnknownGameError(f"unknown toolkit {toolkit!r} in game id {game_id!r}; use openspiel: or rlcard:")
+    if toolkit == "pettingzoo":
+        from adapters.pettingzoo import PettingZooGame
+
+        return PettingZooGame(name)
+    raise UnknownGameError(
+        f"unknown toolkit {toolkit!r} in game id {game_id!r}; use openspiel:, rlcard: or pettingzoo:"
+    )

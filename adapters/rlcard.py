@@ -126,7 +126,7 @@ def _kuhn_deck(engine: Any) -> list[Any]:
     return deck
 
 
-def _shallow_copy(thing: Any) -> Any:
+def shallow_copy(thing: Any) -> Any:
     """``copy.copy`` of a plain object (one with a ``__dict__``, no ``__slots__`` and no ``__copy__``,
     as RLCard's game objects are): a new instance of its class sharing its attribute values."""
     clone = object.__new__(type(thing))
@@ -137,11 +137,11 @@ def _shallow_copy(thing: Any) -> Any:
 def _clone_leduc(engine: Any) -> Any:
     """A copy that shares nothing mutable with ``engine`` (the fields RLCard's own
     ``step_back`` snapshots: round, its raised chips, players, deck, public card)."""
-    clone = _shallow_copy(engine)
-    clone.round = _shallow_copy(engine.round)
+    clone = shallow_copy(engine)
+    clone.round = shallow_copy(engine.round)
     clone.round.raised = list(engine.round.raised)
-    clone.players = [_shallow_copy(player) for player in engine.players]
-    clone.dealer = _shallow_copy(engine.dealer)
+    clone.players = [shallow_copy(player) for player in engine.players]
+    clone.dealer = shallow_copy(engine.dealer)
     clone.dealer.deck = list(engine.dealer.deck)
     clone.history = []
     return clone
@@ -158,7 +158,7 @@ def _kuhn_hold_cards(engine: Any, hands: Sequence[Any], public: Any) -> None:
 
 
 def _clone_kuhn(engine: Any) -> Any:
-    clone = _shallow_copy(engine)
+    clone = shallow_copy(engine)
     clone.deck = list(engine.deck)
     clone.hands = list(engine.hands)
     clone.history = list(engine.history)
@@ -357,9 +357,7 @@ class RLCardState(State):
         game = self._game
         if self._engine is None:
             return game.deal_outcomes(self._deal)
-        chosen = self._pending[2] if self._pending is not None else ()
-        left = (game.deck_index[_card_name(c)] for c in game.spec.deck(self._engine))
-        return _uniform(sorted(card for card in left if card not in chosen))
+        return game.public_outcomes(self._engine, self._pending[2] if self._pending is not None else ())
 
     def _actions(self) -> tuple[int, ...]:
         names = self._engine.get_legal_actions()
@@ -379,11 +377,7 @@ class RLCardState(State):
             if len(chosen) < count:
                 return RLCardState(game, self._deal, self._engine, (name, count, chosen), self._record, history)
             engine = game.spec.clone(self._engine)
-            deck = game.spec.deck(engine)
-            cards = [next(c for c in deck if game.deck_index[_card_name(c)] == card) for card in chosen]
-            for card in cards:
-                deck.remove(card)
-            deck.extend(reversed(cards))  # deal_card() pops them next, in the order chosen
+            game.stack_deck(engine, chosen)
             engine.step(name)
             return RLCardState(game, self._deal, engine, None, self._record, history)
         name = game.actions[action]
@@ -580,13 +574,33 @@ class RLCardGame(Game):
         """The card outcomes of ``deal``, in order: player ``i`` holds the ``i``-th."""
         return [o for o, e in zip(deal, self.spec.deal, strict=False) if e == "card"]
 
+    def scripted_random(self, deal: Sequence[int]) -> Any:
+        """What an engine's ``np_random`` must be for its ``init_game`` to deal the chance outcomes ``deal``
+        (a whole deal); it draws nothing else."""
+        seats = [o for o, e in zip(deal, self.spec.deal, strict=True) if e == "seat"]
+        return _ScriptedRandom(self.dealt_cards(deal), seats)
+
     def deal_engine(self, deal: Sequence[int]) -> Any:
         """A fresh engine after ``init_game`` with the chance outcomes ``deal``."""
-        seats = [o for o, e in zip(deal, self.spec.deal, strict=True) if e == "seat"]
         engine = copy.copy(self._template)
-        engine.np_random = _ScriptedRandom(self.dealt_cards(deal), seats)
+        engine.np_random = self.scripted_random(deal)
         engine.init_game()
         return engine
+
+    def public_outcomes(self, engine: Any, chosen: Sequence[int]) -> tuple[tuple[int, float], ...]:
+        """The chance outcomes of the next public card ``engine`` deals, the cards ``chosen`` for this deal
+        already set aside: each card left in its deck, uniformly."""
+        left = (self.deck_index[_card_name(card)] for card in self.spec.deck(engine))
+        return _uniform(sorted(card for card in left if card not in chosen))
+
+    def stack_deck(self, engine: Any, chosen: Sequence[int]) -> None:
+        """Put the cards ``chosen`` (outcome ids) on top of ``engine``'s deck, so that its next deals give them
+        in that order."""
+        deck = self.spec.deck(engine)
+        cards = [next(c for c in deck if self.deck_index[_card_name(c)] == card) for card in chosen]
+        for card in cards:
+            deck.remove(card)
+        deck.extend(reversed(cards))  # deal_card() pops them next, in the order chosen
 
     def new_initial_state(self) -> RLCardState:
         return RLCardState(self, (), None, None, (), ())

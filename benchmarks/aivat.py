@@ -1,6 +1,7 @@
 """AIVAT against plain and duplicate Monte Carlo: the variance per hand of each estimate of a match's value.
 
     python -m benchmarks.aivat [--hands 20000] [--iterations 1000] [--seed 0] --out benchmarks/results/aivat
+    python -m benchmarks.aivat --holdem-agent AGENT [--hands 20000] --out benchmarks/results/aivat_holdem
 
 On Leduc (``openspiel:leduc_poker`` and ``rlcard:leduc-holdem``) a CFR+ policy is trained with
 ``cfr-agents train --algo cfr+`` and plays a few shipped opponents (``cfr-agents opponents --game G``) in
@@ -11,6 +12,9 @@ the known one. From the same hands, the variance per hand of four estimates of t
 * duplicate: the pair's mean payoff, :math:`2\\,\\mathrm{Var}((u_0 + u_1) / 2)` per hand;
 * AIVAT: one hand's AIVAT value :math:`\\hat u`;
 * AIVAT on duplicate pairs: :math:`2\\,\\mathrm{Var}((\\hat u_0 + \\hat u_1) / 2)` per hand.
+
+With ``--holdem-agent``, the agent (a limit hold'em strategy of ``rlcard:limit-holdem``) plays RLCard's agents of
+the registry instead, every hand scored by AIVAT on the hold'em engine (:mod:`eval.aivat_holdem`).
 
 The hands needed for an interval of a given width grow with the variance per hand, so the ratio of two
 variances is the ratio of the hands the two estimates need for the same interval. Each ratio to AIVAT on
@@ -37,6 +41,9 @@ OPPONENTS = {
     "rlcard:leduc-holdem": ("random", "rlcard-rule-v1", "rlcard-pretrained-cfr"),
 }
 """Shipped opponents of each game (``cfr-agents opponents --game G``)."""
+LIMIT_HOLDEM = "rlcard:limit-holdem"
+HOLDEM_OPPONENTS = ("random", "rlcard-limit-rule-v1", "always-call", "always-raise", "rlcard-dqn", "rlcard-nfsp")
+"""RLCard's agents of limit hold'em in the registry, the agent's opponents with ``--holdem-agent``."""
 BOOTSTRAP = 400
 """Resamples of the pairs for the ratios' intervals."""
 
@@ -81,87 +88,115 @@ def ratio_intervals(
     }
 
 
+def measure(
+    spec: MatchSpec, label: str, agents: Agents, rng: np.random.Generator
+) -> tuple[dict[str, object], tuple[str, ...]]:
+    """Play ``spec`` with AIVAT and every hand kept; its record for ``<out>.json`` and its row of the table."""
+    started = time.perf_counter()
+    report, recorder = play_scored(spec, agents, keep_hands=True)
+    seconds = time.perf_counter() - started
+    assert recorder is not None and recorder.payoffs is not None and report.aivat is not None
+    aivat = report.aivat  # before the values: a hold'em recorder values its hands when asked for the estimate
+    assert recorder.values is not None
+    payoffs, values = np.array(recorder.payoffs), np.array(recorder.values)
+    spread = variances(payoffs, values)
+    intervals = ratio_intervals(payoffs, values, rng)
+    ratios = {
+        "plain_over_aivat": spread["plain"] / spread["aivat"],
+        "plain_over_aivat_duplicate": spread["plain"] / spread["aivat_duplicate"],
+        "duplicate_over_aivat_duplicate": spread["duplicate"] / spread["aivat_duplicate"],
+    }
+    record = {
+        "game": spec.game_id,
+        "agents": [label, spec.agents[1]],
+        "hands": report.hands,
+        "seed": spec.seed,
+        "units": report.units,
+        "exact": report.exact,
+        "duplicate": {"mean": report.mean, "standard_error": report.standard_error},
+        "aivat": {"mean": aivat.mean, "standard_error": aivat.standard_error, "known": aivat.known},
+        "variance_per_hand": spread,
+        "hands_needed_ratio": ratios,
+        "ratio_ci95": {
+            "plain_over_aivat_duplicate": intervals["plain"],
+            "duplicate_over_aivat_duplicate": intervals["duplicate"],
+        },
+        "seconds": seconds,
+    }
+    low_p, high_p = intervals["plain"]
+    low_d, high_d = intervals["duplicate"]
+    row = (
+        spec.game_id,
+        spec.agents[1],
+        "n/a" if report.exact is None else f"{report.exact:+.4f}",
+        f"{report.mean:+.4f} ± {report.standard_error:.4f}",
+        f"{aivat.mean:+.4f} ± {aivat.standard_error:.4f}",
+        f"{spread['plain']:.3f}",
+        f"{spread['duplicate']:.3f}",
+        f"{spread['aivat']:.3f}",
+        f"{spread['aivat_duplicate']:.3f}",
+        f"{ratios['plain_over_aivat']:.1f}",
+        f"{ratios['plain_over_aivat_duplicate']:.1f} [{low_p:.1f}, {high_p:.1f}]",
+        f"{ratios['duplicate_over_aivat_duplicate']:.2f} [{low_d:.2f}, {high_d:.2f}]",
+    )
+    return record, row
+
+
+COLUMNS = (
+    "game", "opponent", "exact", "duplicate mean ± SE", "AIVAT (pairs) mean ± SE", "plain", "duplicate", "AIVAT",
+    "AIVAT pairs", "plain / AIVAT", "plain / AIVAT pairs", "duplicate / AIVAT pairs",
+)  # fmt: skip
+NOTE = (
+    "plain, duplicate, AIVAT, AIVAT pairs: the variance per hand of each estimate from the same hands. The ratios are "
+    "the hands each estimate needs for the same interval, as a multiple of the hands the second needs; in brackets, "
+    "a 95% bootstrap interval (pairs resampled)."
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hands", type=int, default=20_000)
     parser.add_argument("--iterations", type=int, default=1000, help="CFR+ iterations of our policy")
+    parser.add_argument("--holdem-agent", help="measure on rlcard:limit-holdem with this agent instead of on Leduc")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     rows, records = [], []
     agents = Agents()
+    shown = sys.argv[1:] if argv is None else argv
+    if args.holdem_agent is not None:
+        for index, opponent in enumerate(HOLDEM_OPPONENTS):
+            progress(f"{LIMIT_HOLDEM}: {args.holdem_agent} against {opponent}, {args.hands:,} hands")
+            spec = MatchSpec(LIMIT_HOLDEM, (args.holdem_agent, opponent), args.hands, args.seed + index, aivat=True)
+            record, row = measure(spec, args.holdem_agent, agents, rng)
+            records.append(record)
+            rows.append(row)
+        title = f"Variance per hand on {LIMIT_HOLDEM}, {args.holdem_agent} against RLCard's agents"
+        notes = (f"Values in big blinds per hand, the agent's payoff. {NOTE}",)
+        table = Table(f"{title}, {args.hands:,} hands each", COLUMNS, tuple(rows), notes)
+        write_table_report(args.out, "AIVAT on limit hold'em", "benchmarks.aivat", shown, table, records)
+        return 0
     with tempfile.TemporaryDirectory() as folder:
         for game_id, opponents in OPPONENTS.items():
             progress(f"{game_id}: training CFR+ for {args.iterations} iterations")
             ours = train(game_id, args.iterations, Path(folder))
             for index, opponent in enumerate(opponents):
                 progress(f"{game_id}: CFR+ against {opponent}, {args.hands:,} hands")
-                started = time.perf_counter()
                 spec = MatchSpec(game_id, (ours, opponent), args.hands, args.seed + index, aivat=True)
-                report, recorder = play_scored(spec, agents, keep_hands=True)
-                seconds = time.perf_counter() - started
-                assert recorder is not None and recorder.payoffs is not None and recorder.values is not None
-                assert report.aivat is not None and report.exact is not None
-                payoffs, values = np.array(recorder.payoffs), np.array(recorder.values)
-                spread = variances(payoffs, values)
-                intervals = ratio_intervals(payoffs, values, rng)
-                ratios = {
-                    "plain_over_aivat": spread["plain"] / spread["aivat"],
-                    "plain_over_aivat_duplicate": spread["plain"] / spread["aivat_duplicate"],
-                    "duplicate_over_aivat_duplicate": spread["duplicate"] / spread["aivat_duplicate"],
-                }
-                records.append(
-                    {
-                        "game": game_id,
-                        "agents": [f"cfr+ {args.iterations}", opponent],
-                        "hands": report.hands,
-                        "seed": spec.seed,
-                        "units": report.units,
-                        "exact": report.exact,
-                        "duplicate": {"mean": report.mean, "standard_error": report.standard_error},
-                        "aivat": {"mean": report.aivat.mean, "standard_error": report.aivat.standard_error},
-                        "variance_per_hand": spread,
-                        "hands_needed_ratio": ratios,
-                        "ratio_ci95": {
-                            "plain_over_aivat_duplicate": intervals["plain"],
-                            "duplicate_over_aivat_duplicate": intervals["duplicate"],
-                        },
-                        "seconds": seconds,
-                    }
-                )
-                low_p, high_p = intervals["plain"]
-                low_d, high_d = intervals["duplicate"]
-                rows.append(
-                    (
-                        game_id,
-                        opponent,
-                        f"{report.exact:+.4f}",
-                        f"{report.mean:+.4f} ± {report.standard_error:.4f}",
-                        f"{report.aivat.mean:+.4f} ± {report.aivat.standard_error:.4f}",
-                        f"{spread['plain']:.3f}",
-                        f"{spread['duplicate']:.3f}",
-                        f"{spread['aivat']:.3f}",
-                        f"{spread['aivat_duplicate']:.3f}",
-                        f"{ratios['plain_over_aivat']:.1f}",
-                        f"{ratios['plain_over_aivat_duplicate']:.1f} [{low_p:.1f}, {high_p:.1f}]",
-                        f"{ratios['duplicate_over_aivat_duplicate']:.2f} [{low_d:.2f}, {high_d:.2f}]",
-                    )
-                )
+                record, row = measure(spec, f"cfr+ {args.iterations}", agents, rng)
+                records.append(record)
+                rows.append(row)
     table = Table(
         f"Variance per hand on Leduc, CFR+ ({args.iterations} iterations) against shipped opponents, "
         f"{args.hands:,} hands each",
-        ("game", "opponent", "exact", "duplicate mean ± SE", "AIVAT (pairs) mean ± SE", "plain", "duplicate",
-         "AIVAT", "AIVAT pairs", "plain / AIVAT", "plain / AIVAT pairs", "duplicate / AIVAT pairs"),
+        COLUMNS,
         tuple(rows),
         (
             "Values in the game's unit per hand (chips for openspiel:, BB for rlcard:), the CFR+ policy's payoff. "
-            "plain, duplicate, AIVAT, AIVAT pairs: the variance per hand of each estimate from the same hands. "
-            "The ratios are the hands each estimate needs for the same interval, as a multiple of the hands the "
-            "second needs; in brackets, a 95% bootstrap interval (pairs resampled).",
+            + NOTE,
         ),
-    )  # fmt: skip
-    shown = sys.argv[1:] if argv is None else argv
+    )
     write_table_report(
         args.out, "AIVAT against plain and duplicate estimates", "benchmarks.aivat", shown, table, records
     )

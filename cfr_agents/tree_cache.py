@@ -2,7 +2,8 @@
 
 An entry is one ``.npz`` file (read with ``allow_pickle=False``; nothing is pickled) holding the
 tree's arrays and a JSON header: the game id, its rules fingerprint, :data:`FORMAT_VERSION`, the
-installed versions of cfr-agents, open_spiel, rlcard and numpy, and a fingerprint of the source code
+installed versions of cfr-agents, open_spiel, rlcard and numpy (and pettingzoo for a ``pettingzoo:`` game, whose
+tree is built by stepping PettingZoo's env), and a fingerprint of the source code
 that builds trees (the ``adapters`` package and :mod:`cfr_agents.tree`, so an edited checkout never
 loads a tree its code would not build). The file name is derived from the whole header: a change of
 any of these misses the cache, and the tree is built anew and stored in place of the old entry.
@@ -50,6 +51,7 @@ import adapters
 from adapters import Game
 from adapters.inputs import GIB, InputError, npz_archive, open_regular, read_npy_member
 from adapters.openspiel import OpenSpielGame
+from adapters.pettingzoo import PettingZooGame
 from adapters.rlcard import RLCardGame
 from cfr_agents.files import replacing
 
@@ -84,10 +86,10 @@ def directory() -> Path:
 
 
 def cacheable(game: Game) -> bool:
-    """Whether ``game``'s tree follows from its header: RLCard games, and OpenSpiel games whose
+    """Whether ``game``'s tree follows from its header: RLCard and PettingZoo games, and OpenSpiel games whose
     ``pyspiel`` game is OpenSpiel's own (C++ or Python) or one of :mod:`adapters.pyspiel_game`. Other
     adapters, and games written in Python elsewhere, could change with no version in the header."""
-    if type(game) is RLCardGame:
+    if type(game) in (RLCardGame, PettingZooGame):
         return True
     if type(game) is OpenSpielGame:
         module = type(game.pyspiel_game).__module__
@@ -101,7 +103,7 @@ def header(game: Game) -> dict[str, object]:
         "format": FORMAT_VERSION,
         "game_id": game.game_id,
         "rules_fingerprint": game.rules_fingerprint,
-        "versions": _versions(),
+        "versions": {**_versions(), **(_pettingzoo_version() if isinstance(game, PettingZooGame) else {})},
         "code": _code_fingerprint(),
     }
 
@@ -285,6 +287,11 @@ def installed_versions(distributions: Iterable[str]) -> dict[str, str]:
 @functools.cache
 def _versions() -> dict[str, str]:
     return installed_versions(VERSIONED_DISTRIBUTIONS)
+
+
+@functools.cache
+def _pettingzoo_version() -> dict[str, str]:
+    return installed_versions(("pettingzoo",))
 
 
 @functools.cache

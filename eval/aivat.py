@@ -37,14 +37,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from adapters.base import NUM_PLAYERS
+from adapters.inputs import InputError
 from cfr_agents.tree import KIND_DECISION, KIND_TERMINAL, CompiledTree, FloatArray, IntArray
 from eval.environments import Z_95, PairSamples
 from eval.hand_log import HandReader, TreePaths
+
+PAYOFF_TOLERANCE = 1e-9
+"""How far a hand's payoff on replay may be from the payoff it was played for, relative (at least 1 unit)."""
 
 
 def node_depths(tree: CompiledTree) -> IntArray:
@@ -182,7 +186,23 @@ class Aivat:
     def history_value(self, history: Sequence[int], payoff_seat: int, known_seat: int) -> float:
         """:meth:`hand_value` of the hand that applies ``history`` (every action and chance outcome id) to
         the game's initial state."""
-        return self.hand_value(self.paths.follow(history), payoff_seat, known_seat)
+        return self.score(history, payoff_seat, known_seat)[1]
+
+    def score(self, history: Sequence[int], payoff_seat: int, known_seat: int) -> tuple[float, float]:
+        r""":math:`u_p(z)` and :math:`\hat u_p(z)` of the hand ``history`` (:meth:`history_value`)."""
+        nodes = self.paths.follow(history)
+        u = float(self.tree.terminal_utility[payoff_seat, int(self.tree.node_terminal[nodes[-1]])])
+        return u, self.hand_value(nodes, payoff_seat, known_seat)
+
+
+class HandScorer(Protocol):
+    """What :class:`AivatRecorder` scores hands with: :class:`Aivat` on the compiled tree, or
+    :class:`eval.aivat_holdem.HoldemAivat` on the hold'em engine."""
+
+    def score(self, history: Sequence[int], payoff_seat: int, known_seat: int) -> tuple[float, float]:
+        r""":math:`u_p(z)` and :math:`\hat u_p(z)` of the hand ``history`` for ``payoff_seat``, ``known_seat``
+        playing the known strategy."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -207,8 +227,9 @@ class AivatEstimate:
 
 
 class AivatRecorder(HandReader):
-    """Scores every hand a match hands over (:class:`~eval.hand_log.HandReader`) with :class:`Aivat`, and passes
-    it on to ``log`` if one is given.
+    """Scores every hand a match hands over (:class:`~eval.hand_log.HandReader`) with ``aivat`` (a
+    :class:`HandScorer`), and passes it on to ``log`` if one is given. A hand whose payoff on replay is not the one
+    it was played for is refused: the replay has gone wrong.
 
     ``known`` is the index in the match's agents (``0``: ``A``, ``1``: ``B``) of the agent that plays the known
     strategy of ``agents``; every value is ``A``'s payoff. Hands come in duplicate pairs, both seats in turn. With
@@ -219,7 +240,7 @@ class AivatRecorder(HandReader):
         self,
         game_id: str,
         agents: tuple[str, str],
-        aivat: Aivat,
+        aivat: HandScorer,
         known: int,
         pairs: int,
         *,
@@ -241,7 +262,8 @@ class AivatRecorder(HandReader):
 
     def record(self, a_seat: int, history: Sequence[int], payoffs: Sequence[float]) -> None:
         known_seat = a_seat if self.known == 0 else 1 - a_seat
-        value = self.aivat.history_value(history, a_seat, known_seat)
+        u, value = self.aivat.score(history, a_seat, known_seat)
+        self.check_replay(u, history, payoffs[a_seat])
         if self.payoffs is not None and self.values is not None:
             self.payoffs.append(float(payoffs[a_seat]))
             self.values.append(value)
@@ -252,6 +274,11 @@ class AivatRecorder(HandReader):
             self._pair, self._in_pair = 0.0, 0
         if self.log is not None:
             self.log.record(a_seat, history, payoffs)
+
+    def check_replay(self, u: float, history: Sequence[int], paid: float) -> None:
+        """Refuse a hand whose payoff on replay, ``u``, is not ``paid``, what it was played for."""
+        if abs(u - float(paid)) > PAYOFF_TOLERANCE * max(1.0, abs(u)):
+            raise InputError(f"{self.game_id}: the hand {list(history)} pays {u} on replay, {paid} in play")
 
     def close(self) -> None:
         if self.log is not None:
@@ -274,6 +301,7 @@ __all__ = [
     "Aivat",
     "AivatEstimate",
     "AivatRecorder",
+    "HandScorer",
     "edge_weights",
     "node_depths",
     "self_play_values",

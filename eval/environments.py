@@ -1,5 +1,5 @@
-r"""Sampled matches in the real environment -- RLCard's env, or ``pyspiel`` states for OpenSpiel
-games: seats swapped, duplicate deals.
+r"""Sampled matches in the real environment -- RLCard's env, ``pyspiel`` states for OpenSpiel
+games, PettingZoo's AEC env for ``pettingzoo:`` games: seats swapped, duplicate deals.
 
 Hands come in pairs. Both hands of a pair are dealt from the same seed -- the same cards
 and, in Leduc, the same small-blind seat -- with ``A`` in seat 0 for the first hand and in
@@ -12,7 +12,7 @@ stream; each agent samples from its own stream. The sample unit is a pair's mean
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -23,6 +23,7 @@ from tqdm import tqdm
 
 import adapters
 from adapters.inputs import InputError
+from adapters.pettingzoo import PettingZooGame
 from adapters.rlcard import PREFIX
 from eval.hand_log import HandReader
 
@@ -84,17 +85,15 @@ def play_rlcard_match(
     deals = np.random.RandomState(0)
     env.game.np_random = deals
     seatings = ((agent_a, agent_b), (agent_b, agent_a))
-    samples = PairSamples(pairs)
-    for _ in tqdm(range(pairs), disable=not show_progress, unit="pair", leave=False, mininterval=0.5):
-        deal_seed = int(deal_rng.integers(2**31))
-        total = 0.0
-        for seat in (0, 1):
-            deals.seed(deal_seed)
-            total += _play_hand(env, seatings[seat])[seat]
-            if log is not None:
-                log.rlcard_hand(env, seat)
-        samples.add(total / 2)
-    return _result(game_id, game.units, samples)
+
+    def hand(seat: int, deal_seed: int) -> float:
+        deals.seed(deal_seed)
+        payoff = _play_hand(env, seatings[seat])[seat]
+        if log is not None:
+            log.rlcard_hand(env, seat)
+        return payoff
+
+    return _duplicate_pairs(game_id, game.units, pairs, deal_rng, hand, show_progress)
 
 
 def _play_hand(env: Any, agents: tuple[RLCardAgent, RLCardAgent]) -> tuple[float, float]:
@@ -107,6 +106,54 @@ def _play_hand(env: Any, agents: tuple[RLCardAgent, RLCardAgent]) -> tuple[float
         state, player = env.step(action, agent.use_raw)
     first, second = env.get_payoffs()
     return float(first), float(second)
+
+
+def play_pettingzoo_match(
+    game_id: str,
+    agent_a: RLCardAgent,
+    agent_b: RLCardAgent,
+    pairs: int,
+    deal_rng: np.random.Generator,
+    *,
+    show_progress: bool = False,
+) -> MatchResult:
+    """Play ``pairs`` duplicate pairs of hands of ``game_id`` (a ``pettingzoo:`` id) in PettingZoo's AEC env.
+
+    Both hands of a pair reset the env with the same deal seed drawn from ``deal_rng`` (``env.reset(seed=...)``: the
+    same cards and small-blind seat), with the agents swapped. Each hand is PettingZoo's ``agent_iter`` loop: the
+    agent to act is handed RLCard's state of its player in the env inside (``env.unwrapped.env.get_state``, as
+    :class:`adapters.pettingzoo.PettingZooGame` keys it; the observation is lossy) and answers by ``eval_step``, an
+    action the observation's ``action_mask`` must allow. An agent's payoff is the sum of the rewards ``env.last()``
+    reports to it.
+    """
+    game = adapters.load_game(game_id)
+    if not isinstance(game, PettingZooGame):
+        raise InputError(f"{game_id!r} is not a pettingzoo: game")
+    _check_pairs(pairs)
+    env = game.environment()
+    raw = env.unwrapped
+    seatings = ((agent_a, agent_b), (agent_b, agent_a))
+
+    def hand(seat: int, deal_seed: int) -> float:
+        payoff = 0.0
+        env.reset(seed=deal_seed)
+        for name in env.agent_iter():
+            player = game.agents.index(name)
+            observation, reward, termination, truncation, _ = env.last()
+            if player == seat:
+                payoff += float(reward)
+            if termination or truncation:
+                env.step(None)
+                continue
+            action, _ = seatings[seat][player].eval_step(raw.env.get_state(player))
+            if not observation["action_mask"][action]:
+                raise InputError(
+                    f"{name} answered {action}, which the action mask {observation['action_mask']} does not allow"
+                )
+            env.step(int(action))
+        return payoff
+
+    return _duplicate_pairs(game_id, game.units, pairs, deal_rng, hand, show_progress)
 
 
 class OpenSpielPolicy(Protocol):
@@ -139,27 +186,42 @@ def play_openspiel_match(
     if not isinstance(game, OpenSpielGame):
         raise InputError(f"{game_id!r} is not an openspiel: game; play it with play_rlcard_match")
     _check_pairs(pairs)
+
+    def hand(seat: int, deal_seed: int) -> float:
+        chance = np.random.default_rng(deal_seed)
+        policies = (policy_a, policy_b) if seat == 0 else (policy_b, policy_a)
+        rngs = agent_rngs if seat == 0 else agent_rngs[::-1]
+        state = game.pyspiel_game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = dict(state.chance_outcomes())
+                state.apply_action(draw(outcomes, chance))
+            else:
+                player = state.current_player()
+                state.apply_action(draw(policies[player].action_probabilities(state), rngs[player]))
+        if log is not None:
+            log.openspiel_hand(state, seat)
+        return float(state.returns()[seat])
+
+    return _duplicate_pairs(game_id, game.units, pairs, deal_rng, hand, show_progress)
+
+
+def _duplicate_pairs(
+    game_id: str,
+    units: str,
+    pairs: int,
+    deal_rng: np.random.Generator,
+    hand: Callable[[int, int], float],
+    show_progress: bool,
+) -> MatchResult:
+    """``pairs`` duplicate pairs: each draws a deal seed from ``deal_rng`` and plays ``hand(seat, deal_seed)``, ``A``'s
+    payoff from one hand with ``A`` in ``seat``, in seat 0 then seat 1; the sample is the pair's mean."""
     samples = PairSamples(pairs)
     for _ in tqdm(range(pairs), disable=not show_progress, unit="pair", leave=False, mininterval=0.5):
         deal_seed = int(deal_rng.integers(2**31))
-        total = 0.0
-        for seat in (0, 1):
-            chance = np.random.default_rng(deal_seed)
-            policies = (policy_a, policy_b) if seat == 0 else (policy_b, policy_a)
-            rngs = agent_rngs if seat == 0 else agent_rngs[::-1]
-            state = game.pyspiel_game.new_initial_state()
-            while not state.is_terminal():
-                if state.is_chance_node():
-                    outcomes = dict(state.chance_outcomes())
-                    state.apply_action(draw(outcomes, chance))
-                else:
-                    player = state.current_player()
-                    state.apply_action(draw(policies[player].action_probabilities(state), rngs[player]))
-            total += float(state.returns()[seat])
-            if log is not None:
-                log.openspiel_hand(state, seat)
-        samples.add(total / 2)
-    return _result(game_id, game.units, samples)
+        first = hand(0, deal_seed)
+        samples.add((first + hand(1, deal_seed)) / 2)
+    return _result(game_id, units, samples)
 
 
 def _check_pairs(pairs: int) -> None:

@@ -241,8 +241,8 @@ class HandReader(ABC):
     (:class:`eval.aivat.AivatRecorder`)."""
 
     def __init__(self, game_id: str) -> None:
+        self.game_id = game_id
         self.game = adapters.load_game(game_id)
-        self.tree = load_tree(game_id)
         self._paths: TreePaths | None = None
 
     @abstractmethod
@@ -287,7 +287,7 @@ class HandReader(ABC):
     def paths(self) -> TreePaths:
         """The game's paths on its compiled tree, built at the first hand."""
         if self._paths is None:
-            self._paths = TreePaths(self.tree)
+            self._paths = TreePaths(load_tree(self.game_id))
         return self._paths
 
 

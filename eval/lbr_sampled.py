@@ -177,7 +177,7 @@ ANSWERS_KEPT: Final = 512
 """Public nodes whose answers a per-hand query keeps (a preflop node is the same public node in every hand)."""
 
 
-class _PerHand:
+class PerHandQuery:
     """What the per-hand queries share: the engine, the hands, and the answers at the public nodes met so far, kept
     (least recently used first out) with the hands they hold: a later query at the node asks only the hands it
     lacks. An agent's answer at an information state is taken to be fixed, as its range assumes."""
@@ -231,7 +231,7 @@ class _PerHand:
         return [p / total for p in column]
 
 
-class OpenSpielRange(_PerHand):
+class OpenSpielRange(PerHandQuery):
     """Any OpenSpiel policy of a ``universal_poker`` game, asked hand by hand at a ``pyspiel`` state of each
     information state: the hand's hole cards (the other player holds the lowest cards left), then the betting and
     the board cards where each round's betting ends, as :class:`eval.holdem.StateHands` builds it."""
@@ -277,7 +277,7 @@ def _state_text(state: Any) -> str:
     return repr(str(state))
 
 
-class RLCardRange(_PerHand):
+class RLCardRange(PerHandQuery):
     """An RLCard agent of ``rlcard:limit-holdem`` (``eval_step``), asked hand by hand with the state dict RLCard's
     env hands it: the public history replayed once on the adapter's :class:`~adapters.rlcard.RLCardState` (the
     small blind in seat 1, as the engine seats it), read by :func:`eval.agents.rlcard_env_state`, then RLCard's own
@@ -398,7 +398,7 @@ class CardBlind:
 
 
 @njit(cache=True)
-def _completions(cards: IntArray, size: int) -> IntArray:
+def completion_sets(cards: IntArray, size: int) -> IntArray:
     """Every set of ``size`` of ``cards`` ``(n,)``, one row each in lexicographic order of positions."""
     n = cards.shape[0]
     count = 1
@@ -421,7 +421,7 @@ def _completions(cards: IntArray, size: int) -> IntArray:
 
 
 @njit(cache=True)
-def _showdown_tables(
+def showdown_tables(
     mine: IntArray, hands: IntArray, masks: IntArray, board: IntArray, completions: IntArray, num_suits: int
 ) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
     """:math:`M` and :math:`K` (module docstring), ``(L, H)`` int32, of each of LBR's hands ``mine`` ``(L, k)``
@@ -524,9 +524,9 @@ class ShowdownTables:
         missing = [i for i, (key, _) in enumerate(keys) if key not in self._kept]
         if missing:
             left = np.setdiff1d(np.arange(self.rules.deck_size), board)
-            completions = _completions(left, sum(self.rules.board_cards) - board.shape[0])
+            completions = completion_sets(left, sum(self.rules.board_cards) - board.shape[0])
             mine = np.stack([wanted[i] for i in missing]).astype(np.int64)
-            margin, count = _showdown_tables(mine, self.hands, self.masks, board, completions, self.rules.num_suits)
+            margin, count = showdown_tables(mine, self.hands, self.masks, board, completions, self.rules.num_suits)
             for row, i in enumerate(missing):
                 key, perm = keys[i]
                 kept_margin, kept_count = np.empty_like(margin[row]), np.empty_like(count[row])

@@ -52,7 +52,11 @@ import numpy as np
 
 import adapters
 from adapters.games import canonical_game_id
-from adapters.inputs import InputError, ParameterError
+from adapters.holdem.cards import private_hands
+from adapters.holdem.engine import HoldemEngine
+from adapters.inputs import InputError, ParameterError, UnsupportedGameError
+from adapters.pettingzoo import PREFIX as PETTINGZOO_PREFIX
+from adapters.pettingzoo import PettingZooGame
 from adapters.rlcard import PREFIX as RLCARD_PREFIX
 from adapters.rlcard import RLCardGame
 from cfr_agents.files import write_atomic
@@ -62,11 +66,20 @@ from cfr_agents.rlcard_agent import PolicyAgent
 from cfr_agents.tree import CompiledTree, FloatArray, load_tree
 from eval import holdem
 from eval.agents import Agent, AgentQueryError
-from eval.aivat import Aivat, AivatEstimate, AivatRecorder
-from eval.environments import MatchResult, OpenSpielPolicy, RLCardAgent, play_openspiel_match, play_rlcard_match
+from eval.aivat import Aivat, AivatEstimate, AivatRecorder, HandScorer
+from eval.aivat_holdem import HoldemAivat, HoldemAivatRecorder
+from eval.environments import (
+    MatchResult,
+    OpenSpielPolicy,
+    RLCardAgent,
+    play_openspiel_match,
+    play_pettingzoo_match,
+    play_rlcard_match,
+)
 from eval.exploitability import exploitability_of_strategy, public_exploitability
 from eval.hand_log import HandLog, HandReader
 from eval.head_to_head import HeadToHead, exact_head_to_head
+from eval.lbr_sampled import PerHandQuery, RangeQuery, game_engine, range_query
 from eval.opponents import Opponent, load_opponent
 
 MIN_HANDS = 4
@@ -306,35 +319,77 @@ def no_tree(game_id: str) -> str:
     return "" if not isinstance(game, RLCardGame) or game.compiled else f"{game_id} has no compiled tree"
 
 
-def check_aivat_game(game_id: str) -> None:
-    """Refuse AIVAT on a game that runs on its public tree or has no compiled tree: it works on the compiled tree."""
+def off_tree(game_id: str) -> str:
+    """Why ``game_id`` has no compiled tree to score on (it has none, or it runs on its public tree); empty when
+    it has one."""
     if no_tree(game_id):
-        raise ParameterError("{aivat} works on the compiled tree; {game} has none", game=game_id)
-    if holdem.on_public_tree(game_id):
+        return "it has none"
+    return "it runs on its public tree" if holdem.on_public_tree(game_id) else ""
+
+
+def check_aivat_game(game_id: str) -> None:
+    """Refuse AIVAT on a game with neither a compiled tree (:mod:`eval.aivat`) nor a hold'em engine
+    (:mod:`eval.aivat_holdem`), and on PettingZoo's games, whose hands it does not read."""
+    if game_id.startswith(PETTINGZOO_PREFIX):
+        raise ParameterError("{aivat} reads hands of openspiel: and rlcard: games, not {game}", game=game_id)
+    if off_tree(game_id) and holdem_engine_of(game_id) is None:
         raise ParameterError(
-            "{aivat} works on the compiled tree; {game} runs on its public tree, which it does not support yet",
-            game=game_id,
+            "{aivat} works on the compiled tree or the hold'em engine; {game} has neither", game=game_id
         )
 
 
+def holdem_engine_of(game_id: str) -> HoldemEngine | None:
+    """The hold'em engine of a limit hold'em game (:func:`eval.lbr_sampled.game_engine`), ``None`` for others."""
+    try:
+        return game_engine(game_id)
+    except (InputError, UnsupportedGameError):
+        return None
+
+
+def _known_query(agents: Agents, game_id: str, name: str, engine: HoldemEngine) -> RangeQuery | str:
+    """Agent ``name`` asked for its strategy on the engine (:func:`eval.lbr_sampled.range_query`), or why not."""
+    rules = engine.rules
+    try:
+        agent = agents.opponent(name, game_id).agent
+        return range_query(agent, engine, private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards), name)
+    except InputError as error:
+        return str(error)
+
+
 def knows_a_strategy(agents: Agents, game_id: str, names: tuple[str, str]) -> bool:
-    """Whether either agent's exact strategy can be queried (what AIVAT needs)."""
+    """Whether either agent's strategy can be queried (what AIVAT needs)."""
+    engine = holdem_engine_of(game_id) if off_tree(game_id) else None
+    if engine is not None:
+        return any(not isinstance(_known_query(agents, game_id, name, engine), str) for name in names)
     return any(not isinstance(agents.strategy(name, game_id), str) for name in names)
 
 
-def known_strategy(agents: Agents, game_id: str, names: tuple[str, str]) -> tuple[int, FloatArray]:
-    """The index in ``names`` of the agent whose exact strategy AIVAT uses (``A``'s when it can be queried,
-    else ``B``'s) and that strategy; refused in one line when neither can be queried, and on a game that
-    runs on its public tree."""
+def known_scorer(
+    agents: Agents, game_id: str, names: tuple[str, str], rng: np.random.Generator
+) -> tuple[int, HandScorer]:
+    """The index in ``names`` of the agent whose strategy AIVAT uses and the scorer of the game's hands: on the
+    compiled tree, :class:`~eval.aivat.Aivat` with the exact strategy of ``A`` when it can be queried, else ``B``'s;
+    on the hold'em engine, :class:`~eval.aivat_holdem.HoldemAivat` asking the agent that answers for every hand at
+    once if one does, else ``A`` if it can be asked, else ``B`` (``rng`` drawing the boards of its sampled
+    equities). Refused in one line when neither agent can be queried, or the game has neither."""
     check_aivat_game(game_id)
-    reasons = []
-    for index, name in enumerate(names):
-        strategy = agents.strategy(name, game_id)
-        if not isinstance(strategy, str):
-            return index, strategy
-        reasons.append(strategy)
+    engine = holdem_engine_of(game_id) if off_tree(game_id) else None
+    if engine is not None:
+        queries = [_known_query(agents, game_id, name, engine) for name in names]
+        asked = [(index, query) for index, query in enumerate(queries) if not isinstance(query, str)]
+        if asked:  # one that answers for every hand at once first: its other hands are imagined
+            index, query = min(asked, key=lambda found: isinstance(found[1], PerHandQuery))
+            return index, HoldemAivat(engine, query, rng)
+        reasons = [str(query) for query in queries]
+    else:
+        reasons = []
+        for index, name in enumerate(names):
+            strategy = agents.strategy(name, game_id)
+            if not isinstance(strategy, str):
+                return index, Aivat.build(load_tree(game_id), strategy)
+            reasons.append(strategy)
     raise ParameterError(
-        "{aivat} needs the exact strategy of one agent, and neither has one: {a!r} ({why_a}); {b!r} ({why_b})",
+        "{aivat} needs the strategy of one agent, and neither has one: {a!r} ({why_a}); {b!r} ({why_b})",
         a=names[0],
         b=names[1],
         why_a=reasons[0],
@@ -354,21 +409,23 @@ def play_scored(
     payoff and AIVAT value kept with ``keep_hands``)."""
     agents = agents or Agents()
     pairs = check_hands(spec.hands)
-    public = holdem.on_public_tree(spec.game_id)
-    if public and log is not None:
-        raise InputError(f"hand logs are read on the compiled tree; {spec.game_id} runs on its public tree")
-    known = known_strategy(agents, spec.game_id, spec.agents) if spec.aivat else None
+    if spec.game_id.startswith(PETTINGZOO_PREFIX) and (log is not None or spec.aivat):
+        raise InputError(f"hand logs and AIVAT read hands of openspiel: and rlcard: games, not {spec.game_id}")
+    missing = off_tree(spec.game_id)
+    if missing and log is not None:
+        raise InputError(f"hand logs are read on the compiled tree; {spec.game_id}: {missing}")
+    deal_seq, seq_a, seq_b, seq_equity = spec.seed_sequence().spawn(4)
+    known = known_scorer(agents, spec.game_id, spec.agents, np.random.default_rng(seq_equity)) if spec.aivat else None
     first, second = (agents.opponent(name, spec.game_id) for name in spec.agents)
-    deal_seq, seq_a, seq_b = spec.seed_sequence().spawn(3)
     deal_rng, rng_a, rng_b = (np.random.default_rng(s) for s in (deal_seq, seq_a, seq_b))
     sampled: MatchResult
     recorder: AivatRecorder | None = None
     with contextlib.ExitStack() as stack:
         hands: HandReader | None = None if log is None else HandLog(log, spec.game_id, spec.agents)
         if known is not None:
-            index, strategy = known
-            aivat = Aivat.build(load_tree(spec.game_id), strategy)
-            recorder = AivatRecorder(spec.game_id, spec.agents, aivat, index, pairs, log=hands, keep_hands=keep_hands)
+            index, scorer = known
+            kind = HoldemAivatRecorder if isinstance(scorer, HoldemAivat) else AivatRecorder
+            recorder = kind(spec.game_id, spec.agents, scorer, index, pairs, log=hands, keep_hands=keep_hands)
             hands = recorder
         if hands is not None:
             stack.enter_context(hands)
@@ -395,6 +452,12 @@ def play_scored(
                 show_progress=show_progress,
                 log=hands,
             )
+        elif spec.game_id.startswith(PETTINGZOO_PREFIX):
+            seat_a, seat_b = (
+                pettingzoo_seat(opponent.agent, spec.game_id, rng)
+                for opponent, rng in ((first, rng_a), (second, rng_b))
+            )
+            sampled = play_pettingzoo_match(spec.game_id, seat_a, seat_b, pairs, deal_rng, show_progress=show_progress)
         else:
             policies = [openspiel_seat(opponent.agent, spec.game_id) for opponent in (first, second)]
             sampled = play_openspiel_match(
@@ -430,6 +493,16 @@ def rlcard_seat(agent: Agent, game: RLCardGame, rng: np.random.Generator) -> RLC
     """``agent`` as a player of RLCard's env of ``game``, sampling from ``rng``, as a match seats it: its exact
     strategy played as a table on a game with a compiled tree, else the agent in the env itself."""
     return agent.rlcard_player(load_tree(game.game_id), rng) if game.compiled else agent.rlcard_env_player(game, rng)
+
+
+def pettingzoo_seat(agent: Agent, game_id: str, rng: np.random.Generator) -> RLCardAgent:
+    """``agent`` as a player of the PettingZoo env of ``game_id`` (a ``pettingzoo:`` id), sampling from ``rng``, as a
+    match seats it: its exact strategy on the compiled tree, moved to the RLCard game the env wraps
+    (:meth:`~cfr_agents.Policy.for_game` checks that the two have the same strategic form) and played from RLCard's
+    state of its player in the env."""
+    game = adapters.load_game(game_id)
+    assert isinstance(game, PettingZooGame)
+    return agent.policy(load_tree(game_id)).for_game(game.rlcard.game_id).rlcard_agent(rng)
 
 
 def openspiel_seat(agent: Agent, game_id: str) -> OpenSpielPolicy:
@@ -509,8 +582,9 @@ __all__ = [
     "check_aivat_game",
     "check_hands",
     "describe",
-    "known_strategy",
+    "known_scorer",
     "knows_a_strategy",
+    "off_tree",
     "play_match",
     "play_scored",
 ]

@@ -1,8 +1,10 @@
 """Our agents as PettingZoo policies: PettingZoo's API test passes on the environments they play, they play full
-games there legally in both seats, and what they win there is their exact value."""
+games there legally in both seats, and what they win there is their exact value -- played by a PettingZoo policy,
+or by a match of ``pettingzoo:leduc_holdem_v4`` in PettingZoo's env."""
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +16,9 @@ import pytest
 import adapters
 import cfr_agents
 from adapters.inputs import InputError
-from eval.match import Agents
+from cfr_agents.tree import load_tree
+from eval.match import Agents, MatchSpec, play_match
+from tests.support import assert_within_standard_errors
 
 pytest.importorskip("pettingzoo")
 pyspiel = pytest.importorskip("pyspiel")
@@ -23,6 +27,8 @@ from pettingzoo.test import api_test  # noqa: E402
 from shimmy import OpenSpielCompatibilityV0  # noqa: E402
 
 from eval.pettingzoo import PettingZooPolicy, pettingzoo_game  # noqa: E402
+
+PETTINGZOO_LEDUC = "pettingzoo:leduc_holdem_v4"
 
 ENVIRONMENTS: dict[str, Callable[[], Any]] = {
     "leduc_holdem_v4": leduc_holdem_v4.env,
@@ -67,6 +73,11 @@ def test_pettingzoos_api_test_passes_on_every_environment_we_play(environment: s
         ("leduc_holdem_v4", "rlcard-pretrained-cfr"),
         ("texas_holdem_v4", "rlcard-limit-rule-v1"),
         ("texas_holdem_v4", "always-raise"),
+        pytest.param(
+            "texas_holdem_v4",
+            "rlcard-dqn",
+            marks=pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the shipped DQN needs torch"),
+        ),
         ("shimmy-leduc_poker", "openspiel-cfr+:20"),
     ],
 )
@@ -81,6 +92,18 @@ def test_an_agent_plays_full_games_in_both_seats(environment: str, agent: str) -
     assert all(math.isfinite(reward) for reward in rewards)
 
 
+def dcfr_against_random(game_id: str, tmp_path: Path) -> tuple[Path, float]:
+    """A DCFR policy of ``game_id`` after 100 iterations, saved in ``tmp_path``, and its exact value against uniform
+    play over the legal actions (``random``), over both seats."""
+    solver = cfr_agents.make_solver(load_tree(game_id), "dcfr")
+    solver.run(100)
+    path = tmp_path / "dcfr.json"
+    solver.average_policy().save(path)
+    exact = Agents().exact((str(path), "random"), game_id)
+    assert not isinstance(exact, str), exact
+    return path, exact.value
+
+
 @pytest.mark.parametrize(
     ("environment", "game_id"),
     [("leduc_holdem_v4", "rlcard:leduc-holdem"), ("shimmy-leduc_poker", "openspiel:leduc_poker")],
@@ -88,18 +111,34 @@ def test_an_agent_plays_full_games_in_both_seats(environment: str, agent: str) -
 def test_what_an_agent_wins_in_pettingzoo_is_its_exact_value(environment: str, game_id: str, tmp_path: Path) -> None:
     """A DCFR policy against uniform play over the mask (RLCard's RandomAgent, OpenSpiel's uniform policy): the mean
     of 3,000 games, seats alternating, lies within 4 standard errors of the exact value over both seats."""
-    tree = cfr_agents.compile_tree(adapters.load_game(game_id))
-    solver = cfr_agents.make_solver(tree, "dcfr")
-    solver.run(100)
-    path = tmp_path / "dcfr.json"
-    solver.average_policy().save(path)
-    exact = Agents().exact((str(path), "random"), game_id)
-    assert not isinstance(exact, str), exact
+    path, exact = dcfr_against_random(game_id, tmp_path)
     env = ENVIRONMENTS[environment]()
     assert pettingzoo_game(env) == game_id
     rewards = np.array(play(env, PettingZooPolicy(str(path), env, np.random.default_rng(2)), 3_000, seed=3))
     error = rewards.std(ddof=1) / math.sqrt(rewards.size)
-    assert abs(rewards.mean() - exact.value) <= 4 * error, (rewards.mean(), exact.value, error)
+    assert abs(rewards.mean() - exact) <= 4 * error, (rewards.mean(), exact, error)
+
+
+def test_a_match_of_the_pettingzoo_game_is_played_in_its_environment_at_its_exact_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``pettingzoo:leduc_holdem_v4``: a match of a DCFR policy of that game against ``random`` plays its 3,000 hands
+    in PettingZoo's env (every step is the env's), and its mean lies within 4 standard errors of the exact value on
+    the game's compiled tree."""
+    path, exact = dcfr_against_random(PETTINGZOO_LEDUC, tmp_path)
+    steps = 0
+    step = leduc_holdem_v4.raw_env.step
+
+    def counted(env: Any, action: int | None) -> None:
+        nonlocal steps
+        steps += 1
+        step(env, action)
+
+    monkeypatch.setattr(leduc_holdem_v4.raw_env, "step", counted)
+    report = play_match(MatchSpec(PETTINGZOO_LEDUC, (str(path), "random"), 3_000, seed=3))
+    assert steps > 3 * 3_000  # at least one action and two dead steps a hand
+    assert report.exact == pytest.approx(exact, abs=1e-12)
+    assert_within_standard_errors(report.mean, exact, report.standard_error)
 
 
 def test_an_agent_of_another_game_is_refused_in_one_line(tmp_path: Path) -> None:

@@ -36,7 +36,8 @@ def register(commands: Any) -> None:
     command.add_argument(
         "--aivat",
         action="store_true",
-        help="also estimate with AIVAT, using the exact strategy of A (or else B); compiled-tree games only",
+        help="also estimate with AIVAT, using the strategy of A (or else B): exact on a compiled tree, asked on "
+        "the hold'em engine",
     )
     command.add_argument("--json", action="store_true", help="print one JSON object")
     command.add_argument("--quiet", action="store_true", help="no progress bar")

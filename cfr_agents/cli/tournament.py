@@ -38,7 +38,7 @@ def register(commands: Any) -> None:
     command.add_argument(
         "--aivat",
         action="store_true",
-        help="also estimate every match in which one agent's exact strategy is known with AIVAT",
+        help="also estimate with AIVAT every match in which one agent's strategy can be asked",
     )
     command.add_argument("--quiet", action="store_true", help="print only the table")
     command.set_defaults(run=run)

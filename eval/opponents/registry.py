@@ -24,13 +24,15 @@ import eval.opponents.openspiel_solvers as openspiel_solvers
 from adapters import Game, load_game
 from adapters.inputs import InputError, read_json
 from adapters.openspiel import OpenSpielGame
+from adapters.pettingzoo import PettingZooGame
 from adapters.rlcard import RLCardGame
 from cfr_agents.abstract_strategy import FORMAT as ABSTRACT_FORMAT
 from cfr_agents.abstract_strategy import AbstractStrategy, load_abstract_strategy
 from cfr_agents.policy import FORMAT as POLICY_FORMAT
-from cfr_agents.policy import load_policy
+from cfr_agents.policy import Policy, load_policy
 from cfr_agents.public_tree.strategy_file import FORMAT as STRATEGY_FORMAT
 from cfr_agents.public_tree.strategy_file import PublicStrategy, load_strategy, strategy_paths
+from cfr_agents.tree import load_tree
 from eval.opponents.base import FULL, LOSSY, Family, Opponent, Training
 from eval.opponents.provenance import FORMAT as MODEL_FORMAT
 from eval.opponents.provenance import provenance_of
@@ -57,8 +59,9 @@ def _rlcard_limit(game: Game) -> bool:
 
 
 def _solvable(game: Game) -> bool:
-    """Every game whose tree OpenSpiel's solvers can walk: not one too large for a compiled tree."""
-    return not isinstance(game, RLCardGame) or game.compiled
+    """Every game whose tree OpenSpiel's solvers can walk: not one too large for a compiled tree, nor a ``pettingzoo:``
+    game: OpenSpiel policies are read on ``openspiel:`` and ``rlcard:`` games only (:mod:`eval.agents`)."""
+    return not isinstance(game, PettingZooGame) and (not isinstance(game, RLCardGame) or game.compiled)
 
 
 def _fixed(name: str) -> Callable[[Game, int | None], Opponent]:
@@ -91,6 +94,10 @@ def _random(game: Game, _: int | None) -> Opponent:
     if isinstance(game, RLCardGame):
         agent = _rlcard_builtin().random_agent(game)
         return Opponent.of("random", game.game_id, agent, "RLCard's RandomAgent", LOSSY)
+    if isinstance(game, PettingZooGame):
+        return Opponent.of(
+            "random", game.game_id, Policy.uniform(load_tree(game.game_id)), "uniform over the mask", FULL
+        )
     from open_spiel.python.policy import UniformRandomPolicy
 
     assert isinstance(game, OpenSpielGame)
@@ -100,7 +107,9 @@ def _random(game: Game, _: int | None) -> Opponent:
 FAMILIES: Mapping[str, Family] = {
     family.name: family
     for family in (
-        Family("random", "RLCard's RandomAgent (rlcard:), uniform play (openspiel:)", _everywhere, _random),
+        Family(
+            "random", "RLCard's RandomAgent (rlcard:), uniform play (openspiel:, pettingzoo:)", _everywhere, _random
+        ),
         Family(
             "rlcard-rule-v1",
             "RLCard's leduc-holdem-rule-v1: raise, else call, else check",

@@ -1,0 +1,354 @@
+r"""AIVAT on limit hold'em without a game tree: check-down values, imagined hands and cross-fitted gains.
+
+:mod:`eval.aivat` scores a hand on the compiled tree, where the value function is the known strategy's exact
+self-play value at every node. Limit hold'em (``rlcard:limit-holdem``, ``hulh``, ``fhp``, any two-player limit
+``universal_poker`` game) has no such tree, so this module scores the hand on
+:class:`~adapters.holdem.engine.HoldemEngine` with a value function that needs none (Burch, Schmid, Moravčík,
+Morrill & Bowling, AAAI 2018: any value function fixed before the hand keeps AIVAT unbiased).
+
+**Value function.** With both hands known after the hand, let :math:`m_K(h) = 2 e_K(h) - 1` be the known seat
+:math:`K`'s equity margin, :math:`e_K` its probability of winning the showdown (ties half) over every completion
+:math:`B'` of the board dealt by :math:`h`:
+:math:`m_K(h) = \mathbb E_{B'}[\operatorname{sign}(\rho(o_K \cup B') - \rho(o_{-K} \cup B'))]`, with :math:`\rho`
+the evaluator. At a betting node :math:`h` of round :math:`r`,
+
+.. math:: v_K(h) = f(h)\, m_K(h), \qquad f(h) = \sum_j g_j\, \phi_j(h),
+
+with two features a round: :math:`\phi = c(h)`, the larger of the two players' chips in the pot (in the game's
+units), and :math:`\phi = b_r`, the round's bet, each nonzero in its own round only. With :math:`g = (1, \dots, 1,
+0, \dots, 0)` it is the **check-down value**: what :math:`K` wins if the player to act calls and both check to the
+showdown. At a terminal, :math:`v_K(z) = u_K(z)`, and :math:`v_{-K} = -v_K`. The AIVAT value of the hand is then,
+as in :mod:`eval.aivat`,
+
+.. math::
+
+    \hat u_p(z) = u_p(z)
+      - \sum_{h c \sqsubseteq z,\ h \in H_c} \Big[ v_p(hc) - \sum_{c'} \pi_c(c' \mid h)\, v_p(hc') \Big]
+      - \sum_{h a \sqsubseteq z,\ P(h) = K} \Big[ v_p(ha) - \sum_{a'} \sigma_K(a' \mid h)\, v_p(ha') \Big],
+
+and the chance sums need no enumeration of the cards, since :math:`m_K` is a martingale,
+:math:`\sum_{c'} \pi_c(c' \mid h)\, m_K(hc') = m_K(h)`, and no chip moves at a deal: at a deal node,
+:math:`\sum_{c'} \pi_c(c' \mid h)\, v_K(hc') = f(h')\, m_K(h)` with :math:`h'` the round's first betting node; at
+the deal of the hands (and RLCard's draw of the small blind's seat) it is 0, the deal being exchangeable.
+
+:math:`m_K` is enumerated exactly over every completion of the board when that takes at most
+:data:`EXACT_EVALUATIONS` evaluations (a hold'em flop or later), and is otherwise the mean over
+:data:`EQUITY_SAMPLES` completions drawn at random by a generator of its own (hold'em's and FHP's preflop). That
+estimate is unbiased, independent of the cards to come and of both players' moves, and :math:`\hat u_p` is linear
+in it: the estimate stays unbiased, with a little variance added.
+
+**Imagined hands.** When :math:`K` answers for every private hand at once (our abstract strategies, uniform play,
+agents blind to their cards: :func:`eval.lbr_sampled.range_query`), the estimate is the paper's imaginary
+observations: :math:`\hat u_p` computed with :math:`K` holding each hand :math:`o` it may hold, averaged with
+:math:`w(o) \propto \prod_t \sigma_K(a_t \mid h_t, o)` over the hands that share no card with the other seat's hand
+and the board -- the expectation of :math:`\hat u_p` given everything but :math:`K`'s cards, so unbiased too, and
+free of :math:`K`'s card luck. An agent asked hand by hand (RLCard's models, OpenSpiel policies) is asked for the
+hand it holds only.
+
+**Gains.** :math:`\hat u_p` is linear in :math:`g`: :math:`\hat u_p = x_0 - g \cdot x` (:meth:`HoldemAivat.parts`).
+The recorder (:class:`HoldemAivatRecorder`) keeps :math:`x_0, x` of every hand and values the match at its end
+by cross-fitting (:func:`cross_fitted`): the duplicate pairs fall into two folds, and each fold is valued with the
+gains of least variance on the other fold (:func:`fitted_gains`, shrunk toward the check-down gains). A hand's
+value function is fixed by hands played independently of it, so each fold's estimate is unbiased; the interval
+treats the pairs as independent, which their shared gains make true only as the folds grow.
+
+:math:`K` is the agent asked for its strategy (:func:`eval.match.known_scorer`). Its probabilities must be the ones
+it played the hand with; the opponent's moves get no correction. Hands come from matches as
+:class:`~eval.hand_log.HandReader` reads them: OpenSpiel's ``state.history()`` as it is, RLCard's env translated
+into the same history (:func:`rlcard_history`), both in the engine's positions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+
+from adapters.holdem.betting import DEAL, DECISION, SHOWDOWN
+from adapters.holdem.cards import board_mask, hand_index_table, hand_masks, private_hands
+from adapters.holdem.engine import HoldemEngine, rlcard_card
+from adapters.inputs import InputError
+from eval.aivat import AivatEstimate, AivatRecorder
+from eval.environments import PairSamples
+from eval.lbr_sampled import (
+    CALL,
+    FOLD,
+    RAISE,
+    FloatArray,
+    IntArray,
+    PerHandQuery,
+    RangeQuery,
+    completion_sets,
+    showdown_tables,
+)
+
+RIDGE_HANDS: Final = 20
+"""How many hands' worth of weight the default gains carry in a fit (:func:`fitted_gains`)."""
+EXACT_EVALUATIONS: Final = 2_000_000
+"""The most hand evaluations one table of equities enumerates exactly (a hold'em flop: 1,081 completions x 1,326
+hands); a table that needs more is estimated from :data:`EQUITY_SAMPLES` completions."""
+EQUITY_SAMPLES: Final = 1024
+"""Completions of the board drawn to estimate a table of equities too long to enumerate."""
+_RLCARD_ACTIONS: Final = {"fold": FOLD, "check": CALL, "call": CALL, "raise": RAISE}
+
+
+class HoldemAivat:
+    """The AIVAT value of hands of ``engine``'s game, ``known`` answering for the known seat (module docstring).
+
+    ``rng`` draws the boards of the sampled equities only."""
+
+    def __init__(self, engine: HoldemEngine, known: RangeQuery, rng: np.random.Generator) -> None:
+        rules = engine.rules
+        self.engine = engine
+        self.known = known
+        self.imaginary = not isinstance(known, PerHandQuery)
+        """Whether :math:`K`'s other private hands are imagined (module docstring): when it answers for every hand
+        at once; an agent asked hand by hand is asked for the hand it holds only."""
+        self.rng = rng
+        self.hands = private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards)
+        self.masks = hand_masks(self.hands).astype(np.int64)
+        self.index = hand_index_table(self.hands, rules.deck_size)
+        rounds = engine.betting.round.astype(np.int64)
+        stake = engine.betting.spent.max(axis=1) * engine.payoff_scale
+        one_hot = np.eye(rules.num_rounds)[rounds]
+        self.features = np.concatenate(
+            (one_hot * stake[:, None], one_hot * engine.payoff_scale * np.asarray(rules.raise_size)[rounds][:, None]),
+            axis=1,
+        )
+        r""":math:`\phi_j(h)` of every betting node, ``(N, 2 R)``: the stake :math:`c(h)` in its round's column, then
+        the round's bet :math:`b_r` in its round's column (module docstring)."""
+        self.gains = np.concatenate((np.ones(rules.num_rounds), np.zeros(rules.num_rounds)))
+        """:math:`g`: the check-down value's gains by default (module docstring)."""
+
+    def margins(self, board: IntArray, other: IntArray, rows: IntArray) -> FloatArray:
+        r""":math:`2 e_K(o) - 1` for the private hands :math:`o` of the known seat in ``rows`` against the other seat's
+        ``other`` on ``board``, ``(H,)`` with 0 outside ``rows``: :math:`-M(o) / K(o)` of the other seat's showdown
+        table (:func:`eval.lbr_sampled.showdown_tables`) over every completion of the board, or over
+        :data:`EQUITY_SAMPLES` completions drawn at random when that would take more than :data:`EXACT_EVALUATIONS`
+        evaluations; 0 for a hand that meets ``other`` or the board."""
+        rules = self.engine.rules
+        size = sum(rules.board_cards) - board.shape[0]
+        rest = np.setdiff1d(np.arange(rules.deck_size), np.concatenate((board, other)))
+        if math.comb(rest.shape[0], size) * rows.shape[0] <= EXACT_EVALUATIONS:
+            completions = completion_sets(rest, size)
+        else:  # each row: `size` distinct cards outside `other` and the board, uniformly and independently
+            keys = self.rng.random((EQUITY_SAMPLES, rest.shape[0]))
+            completions = rest[np.argpartition(keys, size, axis=1)[:, :size]]
+        margin, count = showdown_tables(
+            other[None, :], self.hands[rows], self.masks[rows], board, completions, rules.num_suits
+        )
+        out = np.zeros(self.hands.shape[0])
+        out[rows] = np.divide(-margin[0], count[0], out=np.zeros(rows.shape[0]), where=count[0] > 0)
+        return out
+
+    def history_value(self, history: Sequence[int], payoff_seat: int, known_seat: int) -> float:
+        r""":math:`\hat u_p(z)` of the hand whose universal_poker history is ``history`` (each player's hole cards,
+        player 0's first, then the betting with each round's board cards where the round begins), for
+        :math:`p` = ``payoff_seat`` with :math:`K` = ``known_seat``, both positions of the engine."""
+        return self.score(history, payoff_seat, known_seat)[1]
+
+    def score(self, history: Sequence[int], payoff_seat: int, known_seat: int) -> tuple[float, float]:
+        r""":math:`u_p(z)` and :math:`\hat u_p(z)` of the hand ``history`` (:meth:`history_value`) with the value
+        function's gains :attr:`gains`."""
+        u, parts = self.parts(history, payoff_seat, known_seat)
+        return u, float(parts[0] - self.gains @ parts[1:])
+
+    def parts(self, history: Sequence[int], payoff_seat: int, known_seat: int) -> tuple[float, FloatArray]:
+        r""":math:`u_p(z)`, and :math:`\hat u_p(z)` as :math:`x_0 - \sum_r g_r x_{r+1}` for any gains :math:`g`:
+        the AIVAT value of the hand with :math:`K` holding each private hand :math:`o` it may hold, averaged with
+        the weights :math:`w(o)` (module docstring). :math:`x_0` holds the payoffs and the exact terminal values,
+        :math:`x_{r+1}` the check-down values of round :math:`r` with gain 1."""
+        engine, betting = self.engine, self.engine.betting
+        hand = _Hand.read(engine, history)
+        other = hand.holes[1 - known_seat]
+        dealt = int(board_mask([*other.tolist(), *hand.board.tolist()]))
+        weight = ((self.masks & dealt) == 0).astype(np.float64)  # w(o): o shares no card with what K sees dealt
+        actual = int(self.index[tuple(np.sort(hand.holes[known_seat]).tolist())])
+        if weight[actual] == 0.0:
+            raise InputError(f"the hand {list(history)} deals a card twice")
+        if not self.imaginary:
+            weight[np.arange(weight.shape[0]) != actual] = 0.0
+        board = hand.board[:0]
+        margin = self.margins(board, other, np.flatnonzero(weight))
+        rows = 1 + self.features.shape[1]
+
+        def value(node: int) -> FloatArray:
+            """:math:`v_K(h)` at ``node`` for every hand :math:`o` of ``K``, ``(rows, H)`` (module docstring)."""
+            out = np.zeros((rows, margin.shape[0]))
+            kind = int(betting.kind[node])
+            if kind == DECISION:  # v = f(h) (2 e_K - 1)
+                out[1:] = self.features[node][:, None] * margin
+            elif kind == DEAL:  # v = sum_c' pi(c') v(h c') = f(next) (2 e_K - 1): equity is a martingale
+                out[1:] = self.features[engine.child(node, 0)][:, None] * margin
+            elif kind == SHOWDOWN:  # exact: the last board is dealt
+                out[0] = float(betting.spent[node].max()) * engine.payoff_scale * margin
+            else:  # a fold reads no card
+                out[0] = engine.payoffs(node, hand.cards)[known_seat]
+            return out
+
+        correction = value(engine.root)  # the deal: v(h c) - sum_c' pi(c') v(h c') = v(h c) - 0
+        node, so_far = engine.root, list[int]()
+        for action in hand.actions:
+            while int(betting.kind[node]) == DEAL:
+                before = value(node)
+                node = engine.child(node, 0)
+                round_ = int(betting.round[node])
+                board = engine.board(hand.cards, round_)
+                margin = self.margins(board, other, np.flatnonzero(weight))
+                correction += value(node) - before  # v(h c) - sum_c' pi(c') v(h c')
+            legal = engine.legal_actions(node)
+            if int(betting.player[node]) == known_seat:
+                sigma = np.asarray(self.known.probabilities(node, board, tuple(so_far), weight > 0.0))
+                first = int(betting.first_child[node])
+                values = np.stack([value(first + i) for i in range(len(legal))])
+                chosen = legal.index(action)
+                correction += values[chosen] - (sigma[:, None, :] * values).sum(axis=0)  # v(h a) - sum sigma v(h a')
+                weight *= sigma[chosen]  # w(o) <- w(o) sigma_K(a | h, o)
+            so_far.append(action)
+            node = engine.child(node, action)
+        if weight[actual] <= 0.0:
+            raise InputError(f"the known agent took an action it gives probability 0 in the hand {list(history)}")
+        u = engine.payoffs(node, hand.cards)[payoff_seat]
+        terms = value(node)
+        terms[1:] = 0.0
+        terms -= correction
+        terms[1:] *= -1.0  # x_{r+1}: the coefficient subtracted with g_r
+        parts = terms @ weight / float(weight.sum())  # sum_o w(o) x(o) / sum_o w(o)
+        return u, parts if payoff_seat == known_seat else -parts
+
+
+@dataclass(frozen=True)
+class _Hand:
+    """A hand's cards in the engine's order (player 0's hole cards, player 1's, the board dealt) and bets."""
+
+    cards: IntArray
+    holes: tuple[IntArray, IntArray]
+    board: IntArray
+    actions: tuple[int, ...]
+
+    @classmethod
+    def read(cls, engine: HoldemEngine, history: Sequence[int]) -> _Hand:
+        """The hand of the universal_poker ``history``, its bets checked legal and its end a terminal."""
+        betting, k = engine.betting, engine.rules.num_hole_cards
+        moves = iter(history[2 * k :])
+        board: list[int] = []
+        actions: list[int] = []
+        node = engine.root
+        while int(betting.kind[node]) in (DECISION, DEAL):
+            if int(betting.kind[node]) == DEAL:
+                node = engine.child(node, 0)
+                board += _take(moves, engine.rules.board_cards[int(betting.round[node])], history)
+                continue
+            action = next(moves, None)
+            legal = engine.legal_actions(node)
+            if action not in legal:
+                raise InputError(f"the hand {list(history)} has {action} where {legal} are legal")
+            actions.append(action)
+            node = engine.child(node, action)
+        if next(moves, None) is not None:
+            raise InputError(f"the hand {list(history)} goes on past its end")
+        holes = np.asarray(history[:k], dtype=np.int64), np.asarray(history[k : 2 * k], dtype=np.int64)
+        cards = np.concatenate((*holes, np.asarray(board, dtype=np.int64)))
+        return cls(cards, holes, cards[2 * k :], tuple(actions))
+
+
+def cross_fitted(parts: FloatArray, prior: FloatArray) -> FloatArray:
+    r"""Each hand's AIVAT value :math:`x_0 - g \cdot x` (:meth:`HoldemAivat.parts`, one row per hand, duplicate pairs
+    in turn) with gains fitted on the other fold's hands: the pairs fall into two folds, even and odd, and each
+    fold's gains are :func:`fitted_gains` of the other's. A hand's value function is then fixed by hands played
+    independently of it, so its estimate stays unbiased (cross-fitting)."""
+    fold = (np.arange(parts.shape[0]) // 2) % 2
+    values = np.empty(parts.shape[0])
+    for f in (0, 1):
+        mine = fold == f
+        gains = fitted_gains(parts[~mine], prior)
+        values[mine] = parts[mine, 0] - parts[mine, 1:] @ gains
+    return values
+
+
+def fitted_gains(parts: FloatArray, prior: FloatArray) -> FloatArray:
+    r"""The gains :math:`g` that make the variance of :math:`x_0 - g \cdot x` least over the rows of ``parts``,
+    shrunk toward ``prior`` as :data:`RIDGE_HANDS` hands would: with :math:`X, y` the centred :math:`x, x_0`,
+    :math:`(X^\top X + \lambda I)\, g = X^\top y + \lambda g_0`, :math:`\lambda` = ``RIDGE_HANDS`` times the mean
+    of :math:`\operatorname{diag}(X^\top X) / n`."""
+    if parts.shape[0] == 0:
+        return prior
+    centred = parts - parts.mean(axis=0)
+    x, y = centred[:, 1:], centred[:, 0]
+    gram = x.T @ x
+    ridge = RIDGE_HANDS * float(np.trace(gram)) / (gram.shape[0] * parts.shape[0])
+    if ridge == 0.0:
+        return prior
+    gains: FloatArray = np.linalg.solve(gram + ridge * np.eye(gram.shape[0]), x.T @ y + ridge * prior)
+    return gains
+
+
+def _take(moves: Iterator[int], count: int, history: Sequence[int]) -> list[int]:
+    cards = [next(moves, -1) for _ in range(count)]
+    if min(cards, default=0) < 0:
+        raise InputError(f"the hand {list(history)} ends where {count} board cards are dealt")
+    return cards
+
+
+def rlcard_history(engine: HoldemEngine, env: Any) -> tuple[list[int], int]:
+    """The hand RLCard's limit hold'em ``env`` has just finished as a universal_poker history in the engine's
+    positions (:mod:`adapters.holdem.engine`: the big blind is player 0), and the env seat of the big blind.
+
+    RLCard draws the small blind's seat, and the small blind acts first before the flop: its seat is the first in
+    ``env.action_recorder``. The actions are walked on the engine's betting tree, which puts each round's board
+    cards where the round begins, as OpenSpiel's history holds them; a seat that acts where the tree says the
+    other does is refused."""
+    seen = env.get_perfect_information()
+    played = [(int(seat), _RLCARD_ACTIONS[name]) for seat, name in env.action_recorder]
+    big_blind = 1 - played[0][0]
+    history = [rlcard_card(card) for seat in (big_blind, 1 - big_blind) for card in seen["hand_cards"][seat]]
+    board = iter(rlcard_card(card) for card in seen["public_card"] or [])
+    betting, node = engine.betting, engine.root
+    for seat, action in played:
+        if int(betting.player[node]) != (0 if seat == big_blind else 1):
+            raise InputError(f"RLCard's env and the betting tree disagree on who acts in {env.action_recorder}")
+        history.append(action)
+        node = engine.child(node, action)
+        while int(betting.kind[node]) == DEAL:
+            node = engine.child(node, 0)
+            history.extend(_take(board, engine.rules.board_cards[int(betting.round[node])], history))
+    return history, big_blind
+
+
+class HoldemAivatRecorder(AivatRecorder):
+    """:class:`~eval.aivat.AivatRecorder` on the engine (``aivat``, a :class:`HoldemAivat`): each hand in the
+    engine's positions, RLCard's translated by :func:`rlcard_history`, OpenSpiel's history as it is. The hands'
+    parts are kept (``1 + 2 R`` numbers a hand) and valued at the end, cross-fitted (:func:`cross_fitted`)."""
+
+    aivat: HoldemAivat
+
+    def __init__(self, *args: Any, **options: Any) -> None:
+        super().__init__(*args, **options)
+        self.parts: list[FloatArray] = []
+        """:meth:`HoldemAivat.parts` of every hand, for ``A``."""
+
+    def rlcard_hand(self, env: Any, a_seat: int) -> None:
+        history, big_blind = rlcard_history(self.aivat.engine, env)
+        payoffs = [float(u) for u in env.get_payoffs()]
+        self.record(0 if a_seat == big_blind else 1, history, (payoffs[big_blind], payoffs[1 - big_blind]))
+
+    def record(self, a_seat: int, history: Sequence[int], payoffs: Sequence[float]) -> None:
+        u, parts = self.aivat.parts(history, a_seat, a_seat if self.known == 0 else 1 - a_seat)
+        self.check_replay(u, history, payoffs[a_seat])
+        self.parts.append(parts)
+        if self.payoffs is not None:
+            self.payoffs.append(float(payoffs[a_seat]))
+        if self.log is not None:
+            self.log.record(a_seat, history, payoffs)
+
+    def estimate(self) -> AivatEstimate:
+        values = cross_fitted(np.array(self.parts), self.aivat.gains)
+        if self.values is not None:
+            self.values[:] = values.tolist()
+        self.samples = PairSamples(values.shape[0] // 2)
+        for pair in values.reshape(-1, 2).mean(axis=1).tolist():
+            self.samples.add(pair)
+        return super().estimate()
