@@ -12,7 +12,7 @@ MODELS := eval/opponents/models
 DEMO_SHIPPED := $(if $(wildcard $(MODELS)/rlcard-nfsp_leduc-holdem.json),rlcard-nfsp) \
 	$(if $(wildcard $(MODELS)/rlcard-cfr_leduc-holdem.json),rlcard-cfr)
 
-.PHONY: demo test test-slow lint bench bench-opponents bench-neural docs clean
+.PHONY: demo test test-slow lint bench bench-opponents bench-neural bench-web docs screenshots clean
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -27,11 +27,11 @@ $(VENV)/.demo: pyproject.toml $(VENV)/.created
 	touch $@
 
 $(VENV)/.test: pyproject.toml $(VENV)/.created
-	$(INSTALL) -e ".[nfsp,plot,ray,verify,pettingzoo,dev]"
+	$(INSTALL) -e ".[nfsp,plot,ray,verify,pettingzoo,web,dev]"
 	touch $@
 
 $(VENV)/.bench: pyproject.toml $(VENV)/.test
-	$(INSTALL) -e ".[nfsp,plot,ray,verify,pettingzoo,dev,bench]"
+	$(INSTALL) -e ".[nfsp,plot,ray,verify,pettingzoo,web,dev,bench]"
 	touch $@
 
 $(VENV)/.docs: pyproject.toml $(VENV)/.test
@@ -81,6 +81,14 @@ bench-neural: $(VENV)/.test
 	$(BIN)/python benchmarks/neural.py --game openspiel:kuhn_poker --minutes 1 --seeds 3 --checks 6 --parallel 2 \
 		--out benchmarks/results/neural-kuhn.md
 	$(BIN)/python benchmarks/neural_limits.py --out benchmarks/results/neural-limits.md
+
+# The browser side's figures (the system's Chromium): benchmarks/results/web.md.
+bench-web: $(VENV)/.test
+	$(BIN)/python -m benchmarks.web --out benchmarks/results/web
+
+# The docs' screenshots of play and the explorer, taken by the browser tests themselves (the system's Chromium).
+screenshots: $(VENV)/.test
+	CFR_AGENTS_SCREENSHOTS=docs $(BIN)/python -m pytest tests/test_browser.py -q
 
 # The documentation site (docs/, Sphinx + MyST) with the API reference; warnings are errors.
 docs: $(VENV)/.docs

@@ -56,7 +56,7 @@ from eval import holdem
 from eval.aivat import Aivat
 from eval.environments import Z_95, OpenSpielPolicy, RLCardAgent, draw
 from eval.hand_log import HandReader
-from eval.match import Agents, check_aivat_game, no_tree, openspiel_seat, rlcard_seat
+from eval.match import Agents, no_tree, off_tree, openspiel_seat, rlcard_seat
 from eval.opponents import is_file_name, load_opponent
 
 QUIT_WORDS = ("q", "quit")
@@ -504,25 +504,12 @@ class _OpenSpielDealer(_Dealer):
     def _deal(self, table: _Table, state: pyspiel.State, outcome: int) -> None:
         """A chance outcome is a private card of the one seat whose information state tells it from another outcome
         of the same event, and public when both seats' do (as :func:`eval.hand_log.replay_hand` tells them)."""
-        other = next((o for o, _ in state.chance_outcomes() if o != outcome), outcome)
-        dealt, instead = state.child(outcome), state.child(other)
-        seen_by = [
-            p for p in range(NUM_PLAYERS) if dealt.information_state_string(p) != instead.information_state_string(p)
-        ]
-        name = self._card(state, outcome)
-        if len(seen_by) == 1:
-            table.cards[seen_by[0]].append(name)
+        seers = seen_by(state, outcome)
+        name = openspiel_card(state, outcome)
+        if len(seers) == 1:
+            table.cards[seers[0]].append(name)
         else:
             table.deal_public([name])
-
-    def _card(self, state: pyspiel.State, outcome: int) -> str:
-        if self.kind == "kuhn_poker" and int(self.parameters["players"]) == NUM_PLAYERS:
-            return "JQK"[outcome]
-        if self.kind == "leduc_poker" and int(self.parameters["players"]) == NUM_PLAYERS:
-            return "JQK"[outcome] if self.parameters["suit_isomorphism"] else "JQK"[outcome // 2] + "sh"[outcome % 2]
-        if self.kind == "universal_poker":
-            return card_name(outcome, int(self.parameters["numSuits"]))
-        return action_name(state.action_to_string(pyspiel.PlayerId.CHANCE, outcome))
 
     def _chips(self, state: pyspiel.State, history: Sequence[Event]) -> tuple[float, float] | None:
         """The chips each seat has put in: Kuhn's antes and bets; Leduc's antes and what left each seat's money
@@ -540,6 +527,28 @@ class _OpenSpielDealer(_Dealer):
             spent = _numbers(_SPENT, str(state))
             return None if spent is None else (spent[0], spent[1])
         return None
+
+
+def seen_by(state: pyspiel.State, outcome: int) -> list[int]:
+    """The seats that see the chance ``outcome`` dealt at ``state``: those whose information state tells it from
+    another outcome of the same event (one seat: a private card; both: a public one)."""
+    other = next((o for o, _ in state.chance_outcomes() if o != outcome), outcome)
+    dealt, instead = state.child(outcome), state.child(other)
+    return [p for p in range(NUM_PLAYERS) if dealt.information_state_string(p) != instead.information_state_string(p)]
+
+
+def openspiel_card(state: pyspiel.State, outcome: int) -> str:
+    """The name of the card the chance ``outcome`` deals at ``state`` (module docstring): Kuhn's ``J Q K``, Leduc's
+    ``Js``-``Kh``, hold'em cards by rank and suit; the game's own name of the outcome in other games."""
+    game = state.get_game()
+    kind, parameters = game.get_type().short_name, game.get_parameters()
+    if kind == "kuhn_poker" and int(parameters["players"]) == NUM_PLAYERS:
+        return "JQK"[outcome]
+    if kind == "leduc_poker" and int(parameters["players"]) == NUM_PLAYERS:
+        return "JQK"[outcome] if parameters["suit_isomorphism"] else "JQK"[outcome // 2] + "sh"[outcome % 2]
+    if kind == "universal_poker":
+        return card_name(outcome, int(parameters["numSuits"]))
+    return action_name(state.action_to_string(pyspiel.PlayerId.CHANCE, outcome))
 
 
 _LEDUC_MONEY = re.compile(r"Money \(player_0 player_1\): (-?\d+) (-?\d+)")
@@ -727,12 +736,12 @@ class Session:
 
     def _no_score(self) -> str:
         """Why the session cannot be scored exactly (empty when it can)."""
-        try:
-            check_aivat_game(self.spec.game_id)
-        except InputError:
-            where = "it has none" if no_tree(self.spec.game_id) else "it runs on its public tree"
-            return f"play scores on the compiled tree, and {game_name(self.spec.game_id)} is not on one ({where})"
-        return ""
+        missing = off_tree(self.spec.game_id)
+        return (
+            f"play scores on the compiled tree, and {game_name(self.spec.game_id)} is not on one ({missing})"
+            if missing
+            else ""
+        )
 
 
 def render_header(spec: PlaySpec) -> str:
@@ -809,11 +818,13 @@ __all__ = [
     "View",
     "action_name",
     "game_of",
+    "openspiel_card",
     "read_move",
     "render_header",
     "render_history",
     "render_outcome",
     "render_summary",
     "render_view",
+    "seen_by",
     "what_to_type",
 ]

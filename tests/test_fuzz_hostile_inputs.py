@@ -281,6 +281,7 @@ INPUT_RUNS: dict[str, dict[str, list[str]]] = {
     "plot learning": {"file": ["learning.json"], "out": ["l.png"]},
     "lbr": {"agent": ["kuhn.json"], "game": ["holdem-6"], "hands": ["0"]},
     "play": {"agent": ["kuhn.json"], "game": [KUHN], "hands": ["1"]},
+    "report": {"agent": ["kuhn.json"], "vs": ["kuhn.json"], "out": ["r.html"]},
     "abstraction show": {"directory": ["abstraction"]},
 }
 """For each command with inputs, a run on the valid files of :func:`inputs`: ``dest`` -> its values."""

@@ -30,6 +30,7 @@ NOT_PATHS = {
     ("train", "preset"),
     ("train", "hidden"),
     ("train", "advantage_init"),
+    ("train", "ray"),
     ("exploitability", "game"),
     ("opponents", "game"),
     ("best-response", "game"),
@@ -46,6 +47,10 @@ NOT_PATHS = {
     ("sweep", "ray"),
     ("lbr", "game"),
     ("play", "game"),
+    ("report", "game"),
+    ("serve", "host"),
+    ("serve", "dir"),
+    ("serve", "out"),
     ("abstraction build", "game"),
     ("abstraction build", "buckets"),
 }

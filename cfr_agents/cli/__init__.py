@@ -29,6 +29,8 @@ from cfr_agents.cli import (
     opponents,
     play,
     plot,
+    report,
+    serve,
     sweep,
     tournament,
     train,
@@ -55,6 +57,8 @@ COMMANDS: tuple[ModuleType, ...] = (
     lbr,
     abstraction,
     plot,
+    report,
+    serve,
     sweep,
 )
 
