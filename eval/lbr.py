@@ -60,6 +60,7 @@ from eval.lbr_sampled import (
     PREFERENCE,
     RAISE,
     SEATS,
+    LBRRun,
     Sampled,
     SampledLBRReport,
     lbr_game,
@@ -316,16 +317,10 @@ def play_lbr(
 
 
 @dataclass(frozen=True)
-class LBRReport:
+class LBRReport(LBRRun):
     """``cfr-agents lbr``: LBR's value against an agent, exact and over sampled duplicate pairs, beside the agent's
     exact best-response value, for one seat or both (their mean)."""
 
-    agent: str
-    game: str
-    units: str
-    big_blind: float
-    seat: str
-    call_until: int
     exact: float
     """LBR's exact value (chips per hand)."""
     best_response: float
@@ -334,10 +329,6 @@ class LBRReport:
     exact_seconds: float
     """Building the tree, reading the agent, computing LBR in both seats and the four exact values."""
     play_seconds: float
-
-    def mbb(self, value: float) -> float:
-        """``value`` in milli-big-blinds per hand."""
-        return value / self.big_blind * 1000
 
     @property
     def ratio(self) -> float | None:
@@ -351,11 +342,7 @@ class LBRReport:
         error = 0.0 if sampled is None else sampled.standard_error
         ci95 = (value, value) if sampled is None else sampled.ci95
         return {
-            "agent": self.agent,
-            "game": self.game,
-            "units": self.units,
-            "seat": self.seat,
-            "call_until": self.call_until,
+            **self.run_json(),
             "hands": 0 if sampled is None else 2 * sampled.pairs,
             "value": value,
             "standard_error": error,

@@ -805,8 +805,9 @@ def no_public_tree(game_id: str) -> str:
 
 
 @dataclass(frozen=True)
-class SampledLBRReport:
-    """``cfr-agents lbr`` on a game with no public tree: LBR's value over sampled duplicate pairs alone."""
+class LBRRun:
+    """What every ``cfr-agents lbr`` report states first: the agent, the game, its units, the seat(s) LBR played
+    and the round it checks or calls until."""
 
     agent: str
     game: str
@@ -815,6 +816,26 @@ class SampledLBRReport:
     """A big blind in :attr:`units`."""
     seat: str
     call_until: int
+
+    def mbb(self, value: float) -> float:
+        """``value`` in milli-big-blinds per hand."""
+        return value / self.big_blind * 1000
+
+    def run_json(self) -> dict[str, Any]:
+        """The fields above (but the big blind) for ``--json``."""
+        return {
+            "agent": self.agent,
+            "game": self.game,
+            "units": self.units,
+            "seat": self.seat,
+            "call_until": self.call_until,
+        }
+
+
+@dataclass(frozen=True)
+class SampledLBRReport(LBRRun):
+    """``cfr-agents lbr`` on a game with no public tree: LBR's value over sampled duplicate pairs alone."""
+
     sampled: Sampled
     no_exact: str
     """Why no exact value is computed."""
@@ -824,18 +845,10 @@ class SampledLBRReport:
     tables: int
     """Showdown tables enumerated."""
 
-    def mbb(self, value: float) -> float:
-        """``value`` in milli-big-blinds per hand."""
-        return value / self.big_blind * 1000
-
     def to_json(self) -> dict[str, Any]:
         sampled = self.sampled
         return {
-            "agent": self.agent,
-            "game": self.game,
-            "units": self.units,
-            "seat": self.seat,
-            "call_until": self.call_until,
+            **self.run_json(),
             "hands": 2 * sampled.pairs,
             "value": sampled.mean,
             "standard_error": sampled.standard_error,
