@@ -13,9 +13,10 @@ action ids OpenSpiel's, so the table loads into ``TabularPolicy`` without this p
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,14 @@ import numpy as np
 from adapters import Game, load_game
 from adapters.inputs import InputError, read_json
 from cfr_agents.files import write_atomic
-from cfr_agents.tree import CompiledTree, FloatArray, check_same_strategic_form, lifted_rows, load_tree
+from cfr_agents.tree import (
+    CompiledTree,
+    FloatArray,
+    check_same_strategic_form,
+    legal_action_ids,
+    lifted_rows,
+    load_tree,
+)
 
 if TYPE_CHECKING:
     from open_spiel.python.policy import TabularPolicy
@@ -104,6 +112,8 @@ class Policy:
     def strategy_on(self, tree: CompiledTree) -> FloatArray:
         """The ``(N, A)`` strategy array on ``tree``; a missing infoset or action is refused."""
         self.check_game(tree.game_id, tree.rules_fingerprint, tree.units)
+        if isinstance(self.table, StrategyTable) and self.table.tree is tree:
+            return self.table.strategy.copy()
         strategy = np.zeros(tree.action_mask.shape)
         for row, (key, actions) in enumerate(zip(tree.infoset_keys, tree.infoset_actions, strict=True)):
             probabilities = self.action_probabilities(key)
@@ -171,6 +181,28 @@ class Policy:
         return to_tabular_policy(self)
 
 
+class StrategyTable(Mapping[str, Mapping[int, float]]):
+    """A policy's table read from an ``(N, A)`` strategy array on its tree: each infoset's row, by legal action,
+    made when it is looked up."""
+
+    def __init__(self, tree: CompiledTree, strategy: FloatArray) -> None:
+        self.tree, self.strategy = tree, strategy
+
+    def __getitem__(self, key: str) -> Mapping[int, float]:
+        row = self.tree.index[key]
+        actions = self.tree.infoset_actions[row]
+        return dict(zip(actions, self.strategy[row, : len(actions)].tolist(), strict=True))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.tree.index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tree.infoset_keys)
+
+    def __len__(self) -> int:
+        return self.tree.num_infosets
+
+
 def load_policy(path: str | Path) -> Policy:
     """Read a policy file; refuse a missing, corrupt or mismatched one with a one-line error.
 
@@ -182,14 +214,20 @@ def load_policy(path: str | Path) -> Policy:
     from a row has probability 0: the loaded policy lists it with 0.
     """
     source = Path(path)
-    return _from_json(read_json(source, "policy file", PolicyFileError), str(source))
+    return policy_of_json(read_json(source, "policy file", PolicyFileError), str(source))
 
 
 def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _from_json(data: object, source: str) -> Policy:
+def policy_of_json(data: object, source: str) -> Policy:
+    """The policy in the JSON value ``data`` of the policy file ``source``, refused as :func:`load_policy` says.
+
+    Its rows are checked and placed in an ``(N, A)`` strategy array on the game's compiled tree with whole-array
+    operations (:func:`_strategy`); only when these find a fault are the rows checked one by one, in the file's
+    order, to name the first."""
+
     def fail(problem: str) -> PolicyFileError:
         return PolicyFileError(f"policy file {source!r} {problem}")
 
@@ -213,18 +251,13 @@ def _from_json(data: object, source: str) -> Policy:
             raise fail(f"has no valid {name!r} field")
     if data["iterations"] < 0:
         raise fail(f"has a negative 'iterations' field ({data['iterations']})")
-    rows: dict[str, dict[str, int | float]] = {}
-    for key, row in data["policy"].items():
-        if not isinstance(row, dict) or not row:
-            raise fail(f"has no action probabilities for infoset {key!r}")
-        if not all(_is_number(p) for p in row.values()):
-            raise fail(f"has a probability that is not a number at infoset {key!r}")
-        if not all(0 <= p <= 1 + _TOLERANCE for p in row.values()):  # also refuses NaN
-            raise fail(f"has a probability outside [0, 1] at infoset {key!r}")
-        total = math.fsum(row.values())
-        if abs(total - 1.0) > _TOLERANCE:
-            raise fail(f"has probabilities summing to {total:.9g} at infoset {key!r}")
-        rows[key] = row
+    rows: dict[str, Any] = data["policy"]
+    keys, values = list(rows), list(rows.values())
+    probabilities = _probabilities(values)
+    if probabilities is None:
+        for key, row in rows.items():
+            _check_row(key, row, fail)
+        raise AssertionError("a row the whole-array check refuses passes the row check")  # pragma: no cover
     try:
         tree = load_tree(data["game"])
     except InputError as error:
@@ -242,16 +275,76 @@ def _from_json(data: object, source: str) -> Policy:
         policy.check_game(tree.game_id, tree.rules_fingerprint, tree.units)
     except InputError as error:
         raise fail(f"does not fit the installed game: {error}") from None
-    table: dict[str, dict[int, float]] = {}
-    for key, row in rows.items():
-        if key not in tree.index:
-            raise fail(f"has infoset {key!r}, which {tree.game_id} does not have")
-        legal = tree.infoset_actions[tree.index[key]]
-        illegal = set(row) - {str(action) for action in legal}
-        if illegal:
-            raise fail(f"plays action {min(illegal)!r} at infoset {key!r}, where the legal actions are {list(legal)}")
-        table[key] = {action: float(row.get(str(action), 0.0)) for action in legal}
-    missing = [key for key in tree.infoset_keys if key not in table]
-    if missing:
+    strategy = _strategy(tree, keys, values, probabilities)
+    if strategy is None:
+        for key, row in rows.items():
+            _check_actions(tree, key, row, fail)
+        missing = [key for key in tree.infoset_keys if key not in rows]
         raise fail(f"has no entry for {len(missing)} of {tree.game_id}'s infosets, e.g. {missing[0]!r}")
-    return replace(policy, table=table)
+    return replace(policy, table=StrategyTable(tree, strategy))
+
+
+def _probabilities(rows: list[Any]) -> FloatArray | None:
+    """The probabilities of ``rows`` one after another, if every row is a non-empty object of numbers in
+    ``[0, 1]`` (to :data:`_TOLERANCE`) summing to 1 (to :data:`_TOLERANCE`, exactly summed); else ``None``."""
+    if rows and (set(map(type, rows)) != {dict} or not all(rows)):
+        return None
+    values = list(itertools.chain.from_iterable(map(dict.values, rows)))
+    if not set(map(type, values)) <= {int, float}:
+        return None
+    try:
+        probabilities = np.array(values, dtype=np.float64)
+    except OverflowError:  # an integer past the floats: not a probability
+        return None
+    if not ((probabilities >= 0) & (probabilities <= 1 + _TOLERANCE)).all():
+        return None
+    totals = np.fromiter(map(math.fsum, map(dict.values, rows)), np.float64, len(rows))
+    return probabilities if (np.abs(totals - 1.0) <= _TOLERANCE).all() else None
+
+
+def _check_row(key: str, row: object, fail: Callable[[str], PolicyFileError]) -> None:
+    """Refuse the row of infoset ``key`` unless it is a non-empty object of numbers in ``[0, 1]`` summing to 1."""
+    if not isinstance(row, dict) or not row:
+        raise fail(f"has no action probabilities for infoset {key!r}")
+    if not all(_is_number(p) for p in row.values()):
+        raise fail(f"has a probability that is not a number at infoset {key!r}")
+    if not all(0 <= p <= 1 + _TOLERANCE for p in row.values()):  # also refuses NaN
+        raise fail(f"has a probability outside [0, 1] at infoset {key!r}")
+    total = math.fsum(row.values())
+    if abs(total - 1.0) > _TOLERANCE:
+        raise fail(f"has probabilities summing to {total:.9g} at infoset {key!r}")
+
+
+def _strategy(
+    tree: CompiledTree, keys: list[str], rows: list[dict[str, Any]], probabilities: FloatArray
+) -> FloatArray | None:
+    """The ``(N, A)`` strategy array of checked ``rows`` (their ``probabilities`` one after another), if each of
+    ``keys`` is an infoset of ``tree``, each action of its row (written as its id) legal there, and every infoset
+    of ``tree`` given a row; else ``None``. Legal actions a row leaves out have probability 0."""
+    found = list(map(tree.index.get, keys))
+    if len(keys) != tree.num_infosets or None in found:
+        return None
+    ids = legal_action_ids(tree)
+    named = {str(action): action for action in np.unique(ids[tree.action_mask]).tolist()}
+    actions = list(map(named.get, itertools.chain.from_iterable(rows)))
+    if None in actions:
+        return None
+    infosets = np.repeat(np.array(found, dtype=np.int64), np.fromiter(map(len, rows), np.int64, len(rows)))
+    columns = ids[infosets] == np.array(actions, dtype=np.int64)[:, None]
+    if not columns.any(axis=1).all():
+        return None
+    strategy = np.zeros(tree.action_mask.shape)
+    strategy[infosets, columns.argmax(axis=1)] = probabilities
+    return strategy
+
+
+def _check_actions(
+    tree: CompiledTree, key: str, row: Mapping[str, object], fail: Callable[[str], PolicyFileError]
+) -> None:
+    """Refuse the row of infoset ``key`` unless ``tree`` has that infoset and each of its actions is legal there."""
+    if key not in tree.index:
+        raise fail(f"has infoset {key!r}, which {tree.game_id} does not have")
+    legal = tree.infoset_actions[tree.index[key]]
+    illegal = set(row) - {str(action) for action in legal}
+    if illegal:
+        raise fail(f"plays action {min(illegal)!r} at infoset {key!r}, where the legal actions are {list(legal)}")

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
+from numba import njit
 from numpy.typing import NDArray
 
 from adapters import Game, Reduction, load_game
@@ -490,10 +491,12 @@ def check_structure(tree: CompiledTree) -> None:
     loaded from the cache never sends a solver or an evaluator outside an array or round a cycle: every
     index in range; the children a tree (each node but the root the child of exactly one node numbered before
     it); each decision node's children its infoset's legal actions, in order, with probability 1; each chance
-    node's probabilities summing to 1; the levels the infosets in order, by player and own depth; every parent
-    and terminal sequence the empty one or a legal action of an infoset of its player, each infoset's level one
-    below its parent sequence's; chance reaches probabilities and payoffs finite. Values that fit all this but
-    are wrong are the digest's to catch (:mod:`cfr_agents.tree_cache`)."""
+    node's probabilities summing to 1; the terminals numbered in order, as many as the terminals' arrays hold;
+    the levels the infosets in order, by player and own depth; every parent and terminal sequence the empty one
+    or a legal action of an infoset of its player, each infoset's level one below its parent sequence's; chance
+    reaches probabilities and payoffs finite. Values that fit all this but are wrong are the digest's to catch
+    (:mod:`cfr_agents.tree_cache`). The node and terminal arrays are checked by compiled loops
+    (:func:`_node_fault`, :func:`_sequences_fit`, :func:`_terminal_values_fit`), which release the GIL."""
     num_infosets, width = tree.action_mask.shape
     num_nodes, num_terminals = tree.node_kind.shape[0], tree.num_terminals
     num_edges = num_nodes - 1
@@ -523,8 +526,7 @@ def check_structure(tree: CompiledTree) -> None:
         and [len(actions) for actions in tree.infoset_actions] == widths.tolist(),
         "the action masks are not the infosets' legal actions",
     )
-    actions = np.full((num_infosets, width), -1, dtype=np.int64)
-    actions[tree.action_mask] = list(itertools.chain.from_iterable(tree.infoset_actions))
+    actions = legal_action_ids(tree)
     _require(
         (actions[tree.action_mask] >= 0).all() and (np.diff(actions, axis=1)[tree.action_mask[:, 1:]] > 0).all(),
         "the legal actions are not ascending action ids",
@@ -547,76 +549,172 @@ def check_structure(tree: CompiledTree) -> None:
     )
     _require(np.array_equal(owner, tree.infoset_player), "a level holds another player's infosets")
 
-    kind, infoset = tree.node_kind, tree.node_infoset
-    decision, terminal = kind == KIND_DECISION, kind == KIND_TERMINAL
-    counts = np.diff(tree.child_start)
-    _require(
-        within(kind, KIND_TERMINAL + 1)
-        and kind[0] != KIND_TERMINAL
-        and tree.child_start[0] == 0
-        and tree.child_start[-1] == num_edges
-        and (counts >= 0).all()
-        and np.array_equal(counts == 0, terminal),
-        "the node kinds and their children's bounds do not fit together",
+    fault = _node_fault(
+        tree.node_kind,
+        tree.node_infoset,
+        tree.node_terminal,
+        num_terminals,
+        tree.child_start,
+        tree.child_node,
+        tree.child_action,
+        tree.child_probability,
+        actions,
+        widths,
     )
+    if fault:
+        raise ValueError(_NODE_FAULTS[fault - 1])
     _require(
-        within(tree.child_node, num_nodes)
-        and np.array_equal(np.bincount(tree.child_node, minlength=num_nodes), np.arange(num_nodes) > 0)
-        and (np.minimum.reduceat(tree.child_node, tree.child_start[:-1][~terminal]) > np.flatnonzero(~terminal)).all(),
-        "the children do not form a tree",
+        _sequences_fit(
+            tree.parent_sequence,
+            tree.infoset_player,
+            tree.terminal_sequence,
+            np.where(tree.action_mask, tree.infoset_player[:, None], -1).ravel(),
+        ),
+        "a parent or terminal sequence is out of range, not a legal action, or another player's",
     )
-    _require(
-        np.array_equal(infoset >= 0, decision)
-        and infoset.min() >= -1
-        and infoset.max() < num_infosets
-        and np.bincount(infoset + 1, minlength=num_infosets + 1)[1:].all(),
-        "the decision nodes' infosets are out of range, or an infoset has no node",
-    )
-    _require(
-        np.array_equal(tree.node_terminal, np.where(terminal, np.cumsum(terminal) - 1, -1)),
-        "the terminals are not numbered in order",
-    )
-
-    edge_node = np.repeat(np.arange(num_nodes), counts)
-    edge_infoset = infoset[edge_node]
-    from_decision = edge_infoset >= 0
-    sequence = np.where(from_decision, edge_infoset * width + np.arange(num_edges) - tree.child_start[edge_node], 0)
-    _require(
-        np.array_equal(np.where(decision, counts, 0), np.where(decision, widths[np.maximum(infoset, 0)], 0))
-        and ((tree.child_action == actions.ravel()[sequence]) | ~from_decision).all()
-        and ((tree.child_probability == 1.0) | ~from_decision).all(),
-        "a decision node's children are not its infoset's legal actions",
-    )
-    probability = tree.child_probability
-    total = np.bincount(edge_node, weights=np.where(from_decision, 0.0, probability), minlength=num_nodes)
-    _require(
-        np.isfinite(probability).all()
-        and (probability >= 0).all()
-        and np.where(kind == KIND_CHANCE, np.abs(total - 1.0), 0.0).max() <= 1e-9,
-        "a chance node's probabilities do not sum to 1",
-    )
-
-    for sequences, players in (
-        (tree.parent_sequence, tree.infoset_player),
-        *((tree.terminal_sequence[player], player) for player in range(NUM_PLAYERS)),
-    ):
-        played = sequences != tree.root_sequence
-        cell = np.where(played, sequences, 0)
-        _require(
-            within(sequences, tree.num_sequences)
-            and (tree.action_mask.ravel()[cell] | ~played).all()
-            and ((tree.infoset_player[cell // width] == players) | ~played).all(),
-            "a parent or terminal sequence is out of range, not a legal action, or another player's",
-        )
     first = tree.parent_sequence == tree.root_sequence
     _require(
         (depth[first] == 0).all() and np.array_equal(depth[~first], depth[tree.parent_sequence[~first] // width] + 1),
         "an infoset's level is not one below its parent sequence's",
     )
     _require(
-        np.isfinite(tree.terminal_utility).all() and ((tree.terminal_chance >= 0) & (tree.terminal_chance <= 1)).all(),
+        _terminal_values_fit(tree.terminal_chance, tree.terminal_utility),
         "a terminal's chance reach is not a probability, or its payoff is not finite",
     )
+
+
+_NODE_FAULTS = (
+    "the node kinds and their children's bounds do not fit together",
+    "the children do not form a tree",
+    "the decision nodes' infosets are out of range, or an infoset has no node",
+    "the terminals are not numbered in order, or not as many as the terminals' arrays hold",
+    "a decision node's children are not its infoset's legal actions",
+    "a chance node's probabilities do not sum to 1",
+)
+"""What :func:`_node_fault` ``k`` stands for: ``_NODE_FAULTS[k - 1]``."""
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _node_fault(
+    kind: NDArray[np.int8],
+    infoset: IntArray,
+    terminal_index: IntArray,
+    num_terminals: int,
+    child_start: IntArray,
+    child_node: IntArray,
+    child_action: IntArray,
+    child_probability: FloatArray,
+    actions: IntArray,
+    widths: IntArray,
+) -> int:
+    """The first of :data:`_NODE_FAULTS` the node arrays show (its number from 1), or 0; each check a loop over
+    the nodes or edges that relies only on those before it, and reads no array out of its bounds. The shapes
+    are checked already: ``child_start`` has one entry more than the nodes, ``child_node``, ``child_action`` and
+    ``child_probability`` one fewer; ``actions`` holds each infoset's legal action ids, ``widths`` how many, at
+    least one and at most its width."""
+    num_nodes, num_edges = kind.shape[0], child_node.shape[0]
+    num_infosets = actions.shape[0]
+    if kind[0] == KIND_TERMINAL or child_start[0] != 0 or child_start[num_nodes] != num_edges:
+        return 1
+    for node in range(num_nodes):
+        count = child_start[node + 1] - child_start[node]
+        if kind[node] < KIND_CHANCE or kind[node] > KIND_TERMINAL or count < 0:
+            return 1
+        if (count == 0) != (kind[node] == KIND_TERMINAL):
+            return 1
+    # The children's bounds rise from 0 to the number of edges: each edge is one node's child.
+    parented = np.zeros(num_nodes, dtype=np.bool_)
+    for edge in range(num_edges):
+        child = child_node[edge]
+        if child <= 0 or child >= num_nodes or parented[child]:
+            return 2
+        parented[child] = True  # as many edges as nodes but the root: each of those is a child once
+    for node in range(num_nodes):
+        for edge in range(child_start[node], child_start[node + 1]):
+            if child_node[edge] <= node:
+                return 2
+    reached = np.zeros(num_infosets, dtype=np.bool_)
+    for node in range(num_nodes):
+        row = infoset[node]
+        if (row >= 0) != (kind[node] == KIND_DECISION) or row < -1 or row >= num_infosets:
+            return 3
+        if row >= 0:
+            reached[row] = True
+    if not reached.all():
+        return 3
+    terminals = 0
+    for node in range(num_nodes):
+        if kind[node] != KIND_TERMINAL:
+            if terminal_index[node] != -1:
+                return 4
+        elif terminal_index[node] != terminals:
+            return 4
+        else:
+            terminals += 1
+    if terminals != num_terminals:
+        return 4
+    for node in range(num_nodes):
+        row, start = infoset[node], child_start[node]
+        if row >= 0:
+            if child_start[node + 1] - start != widths[row]:
+                return 5
+            for column in range(widths[row]):
+                if child_action[start + column] != actions[row, column] or child_probability[start + column] != 1.0:
+                    return 5
+    for edge in range(num_edges):
+        if not (np.isfinite(child_probability[edge]) and child_probability[edge] >= 0.0):
+            return 6
+    for node in range(num_nodes):
+        if kind[node] == KIND_CHANCE:
+            total = 0.0
+            for edge in range(child_start[node], child_start[node + 1]):
+                total += child_probability[edge]
+            if abs(total - 1.0) > 1e-9:
+                return 6
+    return 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _sequences_fit(
+    parent_sequence: IntArray, infoset_player: IntArray, terminal_sequence: IntArray, sequence_player: IntArray
+) -> bool:
+    """Whether every parent sequence (of its infoset's player) and terminal sequence (of its row's player) is
+    the empty one, ``N * A``, or a sequence ``(I, a)`` of that player: ``sequence_player`` holds the player of
+    each legal ``(I, a)`` and ``-1`` where ``a`` is not legal at ``I``. The shapes are checked already."""
+    for row in range(parent_sequence.shape[0]):
+        if not _sequence_fits(parent_sequence[row], infoset_player[row], sequence_player):
+            return False
+    for player in range(terminal_sequence.shape[0]):
+        for terminal in range(terminal_sequence.shape[1]):
+            if not _sequence_fits(terminal_sequence[player, terminal], player, sequence_player):
+                return False
+    return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _sequence_fits(sequence: int, player: int, sequence_player: IntArray) -> bool:
+    root = sequence_player.shape[0]
+    return bool(sequence == root or (0 <= sequence < root and sequence_player[sequence] == player))
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _terminal_values_fit(chance: FloatArray, utility: FloatArray) -> bool:
+    """Whether every chance reach is in ``[0, 1]`` and every payoff finite."""
+    for terminal in range(chance.shape[0]):
+        if not (chance[terminal] >= 0.0 and chance[terminal] <= 1.0):
+            return False
+    for player in range(utility.shape[0]):
+        for terminal in range(utility.shape[1]):
+            if not np.isfinite(utility[player, terminal]):
+                return False
+    return True
+
+
+def legal_action_ids(tree: CompiledTree) -> IntArray:
+    """``(N, A)``: each infoset's legal action ids in their columns, ``-1`` in the others."""
+    ids = np.full(tree.action_mask.shape, -1, dtype=np.int64)
+    ids[tree.action_mask] = list(itertools.chain.from_iterable(tree.infoset_actions))
+    return ids
 
 
 def _require(holds: bool | np.bool_, fault: str) -> None:

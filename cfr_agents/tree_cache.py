@@ -28,6 +28,11 @@ any of these misses the cache, and the tree is built anew and stored in place of
   read. An entry that fails any of this is reported in one line on stderr, ``cfr-agents: warning:
   ...``, built anew and replaced. A cache directory that cannot be written leaves trees built as
   without a cache, with one warning per process.
+* **Loading**: each array's data start at a multiple of 64 bytes in the file (:func:`_save`), so an entry
+  that only its owner can write is mapped into memory copy-on-write and its arrays view the mapping: nothing
+  is copied, and processes loading one tree share its pages. Entries others may write, and arrays that are not
+  aligned, are read straight into arrays of their own. The digest is computed in a second thread while the decoder
+  checks the arrays.
 """
 
 from __future__ import annotations
@@ -36,10 +41,16 @@ import functools
 import glob
 import hashlib
 import json
+import math
+import mmap
 import os
 import re
+import stat
+import struct
 import sys
+import zipfile
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import metadata
 from pathlib import Path
 from typing import Any, BinaryIO, Final, TypeVar
@@ -49,7 +60,7 @@ from numpy.typing import NDArray
 
 import adapters
 from adapters import Game
-from adapters.inputs import GIB, InputError, npz_archive, open_regular, read_npy_member
+from adapters.inputs import GIB, InputError, npy_member, npz_archive, open_regular
 from adapters.openspiel import OpenSpielGame
 from adapters.pettingzoo import PettingZooGame
 from adapters.rlcard import RLCardGame
@@ -67,6 +78,12 @@ _HEADER: Final = "header"
 """The member of an entry that holds its JSON header; the others are the tree's arrays."""
 _DIGEST: Final = "digest"
 """The field of a stored header that holds :func:`digest` of the entry's arrays."""
+_ALIGNMENT: Final = 64
+"""Where in an entry the data of each array start: at a multiple of this many bytes (:func:`_save`)."""
+_PADDING_FIELD: Final = 0xD935
+"""The id of the zip extra field that pads a member's local header (the one Android's ``zipalign`` writes)."""
+_LOCAL_HEADER_BYTES: Final = 30
+"""The fixed part of a zip member's local header."""
 
 T = TypeVar("T")
 Arrays = Mapping[str, NDArray[Any]]
@@ -183,23 +200,80 @@ def _read(path: Path, expected: Mapping[str, object], decode: Callable[[Arrays],
         stored_digest = stored.pop(_DIGEST, None) if isinstance(stored, dict) else None
         if stored != expected:
             raise ValueError("its header is not the one its name stands for")
-        if stored_digest != digest(arrays):
-            raise ValueError("its arrays differ from the digest in its header")
-        return decode(arrays)
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            hashing = pool.submit(digest, arrays)  # beside the decoding: both only read the arrays
+            try:
+                decoded = decode(arrays)
+            except Exception:
+                _check_digest(hashing, stored_digest)  # arrays that differ from the digest are the fault to name
+                raise
+            _check_digest(hashing, stored_digest)
+        return decoded
     except Exception as error:  # zipfile, numpy, json and the decoder each refuse a damaged entry their own way
         _warn(f"tree cache entry {str(path)!r} is damaged ({str(error) or type(error).__name__}); building it anew")
         return None
 
 
+def _check_digest(hashing: Future[str], stored_digest: object) -> None:
+    if hashing.result() != stored_digest:
+        raise ValueError("its arrays differ from the digest in its header")
+
+
 def _read_members(handle: BinaryIO, only: str | None = None) -> dict[str, NDArray[Any]]:
     """The arrays of the ``.npz`` entry open as ``handle`` (only the one named ``only``, if given), each checked
     on its archive entry and ``.npy`` header before it is read (:func:`~adapters.inputs.npz_archive`,
-    :func:`~adapters.inputs.read_npy_member`): a damaged entry is refused (``ValueError``) before anything
-    larger than the file is allocated."""
+    :func:`~adapters.inputs.npy_member`): a damaged entry is refused (``ValueError``) before anything larger than
+    the file is allocated. The arrays of an entry only its owner can write are mapped in place where their data
+    are aligned (:func:`_mapping`); the others are read straight into arrays of their own."""
     with npz_archive(handle, ValueError) as (archive, members):
+        mapping = _mapping(handle) if only is None else None
         return {
-            name: read_npy_member(archive, info, ValueError) for name, info in members.items() if only in (None, name)
+            name: _read_member(handle, archive, info, mapping) for name, info in members.items() if only in (None, name)
         }
+
+
+def _mapping(handle: BinaryIO) -> mmap.mmap | None:
+    """The file open as ``handle`` mapped copy-on-write (writes stay in this process), if it is owned by this
+    process's user and writable by no one else; else ``None``. Arrays viewing the mapping are checked once, so no
+    other user may be able to change the file under them; entries are never rewritten in place (a new entry
+    replaces the file by a rename, which leaves a mapped file as it was)."""
+    status = os.fstat(handle.fileno())
+    if status.st_uid != os.geteuid() or status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return None
+    return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY)
+
+
+def _read_member(
+    handle: BinaryIO, archive: zipfile.ZipFile, info: zipfile.ZipInfo, mapping: mmap.mmap | None
+) -> NDArray[Any]:
+    """The array of member ``info``, its ``.npy`` header checked (:func:`~adapters.inputs.npy_member`): a view of
+    ``mapping`` when its data are aligned there, else read from the file into an array of its own. The zip's
+    CRC is not computed: the entry's digest covers every byte of its arrays."""
+    with npy_member(archive, info, ValueError) as (stream, shape, dtype, order):
+        start = _data_offset(handle, info) + stream.tell()
+    count = math.prod(shape)
+    if mapping is not None and start % dtype.alignment == 0:
+        flat = np.frombuffer(mapping, dtype, count, start)
+    else:
+        flat = np.empty(count, dtype)
+        data, done = flat.view(np.uint8).data, 0
+        while done < flat.nbytes:
+            read = os.preadv(handle.fileno(), [data[done:]], start + done)
+            if read == 0:
+                raise ValueError(f"member {info.filename!r} ends before its array does")
+            done += read
+    return flat.reshape(shape, order=order)
+
+
+def _data_offset(handle: BinaryIO, info: zipfile.ZipInfo) -> int:
+    """Where member ``info``'s data start in the file: after its local header of 30 bytes, its name and its
+    extra field, whose lengths the header holds at bytes 26 and 28 (the ZIP format)."""
+    handle.seek(info.header_offset)
+    local = handle.read(_LOCAL_HEADER_BYTES)
+    if len(local) != _LOCAL_HEADER_BYTES or local[:4] != b"PK\x03\x04":
+        raise ValueError(f"member {info.filename!r} has no local header")
+    name_length, extra_length = struct.unpack_from("<HH", local, 26)
+    return int(info.header_offset + _LOCAL_HEADER_BYTES + name_length + extra_length)
 
 
 def digest(arrays: Arrays) -> str:
@@ -223,7 +297,7 @@ def _write(path: Path, entry_header: Mapping[str, object], arrays: Arrays) -> bo
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with replacing(path) as temporary, temporary.open("wb") as handle:
-            np.savez(handle, allow_pickle=False, **members)
+            _save(handle, members)
             if handle.tell() > MAX_ENTRY_BYTES:
                 raise _TooLarge
             handle.flush()
@@ -234,6 +308,22 @@ def _write(path: Path, entry_header: Mapping[str, object], arrays: Arrays) -> bo
         _warn_once(f"cannot store compiled trees in {str(path.parent)!r} ({error}); building them instead")
         return False
     return True
+
+
+def _save(handle: BinaryIO, members: Arrays) -> None:
+    """``members`` as an ``.npz`` file (what :func:`numpy.savez` writes: each array an uncompressed ``.npy``
+    member, no pickles) in which every array's data start at a multiple of :data:`_ALIGNMENT` bytes, so that
+    they can be mapped in place: a padding field in each member's local header puts its ``.npy`` header, itself
+    a multiple of 64 bytes long, there."""
+    with zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, array in members.items():
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            # The local header, the name, this padding field's own 4 bytes and the 20 of the ZIP64 field.
+            fixed = handle.tell() + _LOCAL_HEADER_BYTES + len(info.filename.encode()) + 4 + 20
+            padding = -fixed % _ALIGNMENT
+            info.extra = struct.pack("<HH", _PADDING_FIELD, padding) + bytes(padding)
+            with archive.open(info, "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, array, allow_pickle=False)
 
 
 def _remove_superseded(path: Path, entry_header: Mapping[str, object]) -> None:

@@ -5,7 +5,9 @@ FIFOs are never opened, a version change misses, the off switch and an unwritabl
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
+import mmap
 import os
 import threading
 import tracemalloc
@@ -103,6 +105,48 @@ def test_an_entry_is_an_npz_without_pickles_holding_its_json_header(cache_home: 
     assert path == tree_cache.entry_path(header)
 
 
+def mapped_arrays(tree: CompiledTree) -> list[bool]:
+    """For each array of ``tree``: whether it views a file mapped into memory (aligned and writable, as a built
+    tree's arrays are), rather than holding its values itself."""
+    found: list[bool] = []
+    for field in dataclasses.fields(CompiledTree):
+        array = getattr(tree, field.name)
+        if isinstance(array, np.ndarray):
+            assert array.flags.aligned and array.flags.writeable, field.name
+            base: object = array
+            while isinstance(base, np.ndarray):
+                base = base.base
+            found.append(isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap))
+    return found
+
+
+def test_an_entry_only_its_owner_can_write_is_mapped_in_place(cache_home: Path) -> None:
+    """Its arrays are views of the file, not copies; an entry others may write is read into arrays of the tree's
+    own, as are the arrays of an entry that are not aligned in the file (:func:`numpy.savez` stores them where
+    they fall)."""
+    game = adapters.load_game("openspiel:leduc_poker")
+    built = compile_tree(game)
+    (path,) = entries(cache_home)
+    path.chmod(0o644)
+    mapped = compile_tree(game)
+    assert mapped.from_cache and all(mapped_arrays(mapped))
+    assert_same_tree(mapped, built)
+    path.chmod(0o664)
+    shared = compile_tree(game)
+    assert shared.from_cache and not any(mapped_arrays(shared))
+    assert_same_tree(shared, built)
+    stored = members(path)
+    unaligned = path.with_suffix(".tmp")
+    with unaligned.open("wb") as handle:
+        np.savez(handle, allow_pickle=False, **stored)
+    unaligned.chmod(0o644)
+    unaligned.replace(path)  # a new file: the mapped tree above keeps the one it maps
+    copied = compile_tree(game)
+    assert copied.from_cache and not all(mapped_arrays(copied))
+    assert_same_tree(copied, built)
+    assert_same_tree(mapped, built)
+
+
 def damage(path: Path, how: str) -> None:
     data = path.read_bytes()
     if how == "truncated":
@@ -111,7 +155,7 @@ def damage(path: Path, how: str) -> None:
         path.write_bytes(b"")
     elif how == "garbage":
         path.write_bytes(b"not a zip file" * 100)
-    else:  # one byte flipped in the middle of the arrays: the zip checksum no longer matches
+    else:  # one byte flipped in the middle of the arrays: the digest no longer matches
         middle = len(data) // 2
         path.write_bytes(data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1 :])
 
@@ -378,6 +422,11 @@ def _terminal_sequence_of_the_other_player(arrays: dict[str, NDArray[Any]]) -> N
     sequences[0, played[0]] = sequences[1, played[0]]
 
 
+def _without_the_last_terminal(arrays: dict[str, NDArray[Any]]) -> None:
+    for name in ("terminal_sequence", "terminal_chance", "terminal_utility"):
+        arrays[name] = arrays[name][..., :-1].copy()
+
+
 CORRUPTIONS: dict[str, Callable[[dict[str, NDArray[Any]]], None]] = {
     "a child index past the nodes": lambda a: a["child_node"].__setitem__(-1, a["node_kind"].size + 5),
     "a child that is the root": lambda a: a["child_node"].__setitem__(-1, 0),
@@ -397,6 +446,7 @@ CORRUPTIONS: dict[str, Callable[[dict[str, NDArray[Any]]], None]] = {
     "a terminal numbered twice": lambda a: a["node_terminal"].__setitem__(
         int(np.flatnonzero(a["node_kind"] == 2)[1]), 0
     ),
+    "terminal arrays shorter than the terminals": _without_the_last_terminal,
 }
 
 

@@ -29,7 +29,7 @@ from adapters.rlcard import RLCardGame
 from cfr_agents.abstract_strategy import FORMAT as ABSTRACT_FORMAT
 from cfr_agents.abstract_strategy import AbstractStrategy, load_abstract_strategy
 from cfr_agents.policy import FORMAT as POLICY_FORMAT
-from cfr_agents.policy import Policy, load_policy
+from cfr_agents.policy import Policy, policy_of_json
 from cfr_agents.public_tree.strategy_file import FORMAT as STRATEGY_FORMAT
 from cfr_agents.public_tree.strategy_file import PublicStrategy, load_strategy, strategy_paths
 from cfr_agents.tree import load_tree
@@ -330,7 +330,7 @@ def load_model_file(path: Path, game: Game | None, *, name: str) -> Opponent:
             iterations=strategy.iterations,
         )
     if kind == POLICY_FORMAT:
-        policy = load_policy(path)
+        policy = policy_of_json(data, str(path))  # the file is read once
         if game is not None:
             policy.check_game(game.game_id, game.rules_fingerprint)
         trained = f"{policy.algorithm}, {policy.iterations:,} iterations"
