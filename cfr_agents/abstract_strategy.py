@@ -23,24 +23,19 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 import pyspiel
 from numpy.typing import NDArray
-from open_spiel.python import policy as openspiel_policy
 
 from adapters.games import canonical_game_id
-from adapters.holdem.betting import DEAL, DECISION
-from adapters.holdem.engine import RLCARD_LIMIT, HoldemEngine, rlcard_card
+from adapters.holdem.engine import RLCARD_LIMIT
 from adapters.inputs import MAX_SIDECAR_BYTES, InputError, read_json
-from adapters.openspiel import PREFIX
-from adapters.rlcard import shared_game
 from cfr_agents.abstract_game import AbstractGame
 from cfr_agents.files import check_outputs
-from cfr_agents.public_tree.infosets import information_state_fields
+from cfr_agents.holdem_play import HoldemPolicy, HoldemRLCardAgent, Position, openspiel_position
 from cfr_agents.public_tree.strategy_file import (
     ROW_TOLERANCE,
     StrategyFileError,
@@ -80,107 +75,32 @@ class AbstractStrategy:
     def game_id(self) -> str:
         return self.game.game_id
 
-    @cached_property
-    def _nodes(self) -> dict[str, int]:
-        betting = self.game.engine.betting
-        return {betting.sequence[node]: node for node in range(betting.num_nodes) if betting.kind[node] == DECISION}
+    def at(self, position: Position) -> FloatArray:
+        """The probabilities of the legal actions at ``position``: the row of its betting node and its bucket."""
+        game = self.game
+        bucket = game.abstraction.bucket(int(game.engine.betting.round[position.node]), position.hole, position.board)
+        n = int(game.engine.betting.num_children[position.node])
+        row: FloatArray = self.strategy[game.row(position.node, bucket), :n]
+        return row
 
     def action_probabilities(self, state: pyspiel.State, player_id: int | None = None) -> dict[int, float]:
         """``{action: probability}`` at ``state``, a ``pyspiel`` state of this ``universal_poker`` game where
-        ``player_id`` (by default the player to act) acts: the row of its betting node and its bucket, read from
-        its information-state string."""
-        player = state.current_player() if player_id is None else player_id
-        if player not in (0, 1) or player != state.current_player():
-            raise InputError(f"player {player} does not act in state {str(state)!r}")
+        ``player_id`` (by default the player to act) acts (:meth:`at`)."""
         engine = self.game.engine
-        hole, board, sequence = information_state_fields(state.information_state_string(player), engine.rules.num_suits)
-        node = self._nodes.get(sequence)
-        if node is None:
-            raise InputError(f"no decision after the betting {sequence!r} in {self.game_id}")
-        bucket = self.game.abstraction.bucket(int(engine.betting.round[node]), hole, board)
-        row = self.strategy[self.game.row(node, bucket)]
-        return dict(zip(engine.legal_actions(node), row.tolist(), strict=False))
+        position = openspiel_position(engine, state, player_id)
+        return dict(zip(engine.legal_actions(position.node), self.at(position).tolist(), strict=True))
 
-    def openspiel_policy(self) -> AbstractStrategyPolicy:
+    def openspiel_policy(self) -> HoldemPolicy:
         """This strategy as an ``open_spiel.python.policy.Policy`` of OpenSpiel's game."""
         if self.game_id == RLCARD_LIMIT:
             raise InputError(f"a strategy of {RLCARD_LIMIT} plays in RLCard's env, not in an OpenSpiel game")
-        return AbstractStrategyPolicy(self)
+        return HoldemPolicy(self.game.engine, self.at)
 
-    def rlcard_agent(self) -> AbstractRLCardAgent:
+    def rlcard_agent(self) -> HoldemRLCardAgent:
         """This strategy as an agent of RLCard's ``limit-holdem`` env (a strategy of ``rlcard:limit-holdem``)."""
         if self.game_id != RLCARD_LIMIT:
             raise InputError(f"a strategy of {self.game_id} plays in OpenSpiel's game, not in RLCard's env")
-        return AbstractRLCardAgent(self)
-
-
-_RLCARD_IDS: Final = {"fold": 0, "check": 1, "call": 1, "raise": 2}
-"""RLCard's limit hold'em actions as the engine's ids (OpenSpiel's: fold, check/call, bet/raise)."""
-
-
-class AbstractRLCardAgent:
-    """An abstract strategy of ``rlcard:limit-holdem`` as an agent of RLCard's env (``eval_step``, ``step``): it
-    reads the betting from the state's ``action_record`` and the cards from its ``raw_obs``, and reports its
-    probabilities over ``raw_legal_actions`` (``info["probs"]``); ``step`` takes the likeliest action.
-
-    Whose turn it is follows from the record alone: RLCard's small blind acts first, and in every later round
-    whoever did not act last leads, so the player to act is the one who did not make the record's last action,
-    and the small blind is the one who made its first (or the player to act, before any action). The engine
-    seats the big blind as player 0 and the small blind as player 1."""
-
-    use_raw = False
-
-    def __init__(self, strategy: AbstractStrategy) -> None:
-        self.strategy = strategy
-        self._names = list(shared_game(RLCARD_LIMIT.removeprefix("rlcard:")).actions)
-
-    def probabilities(self, state: Mapping[str, Any]) -> dict[str, float]:
-        """``{action name: probability}`` over ``state["raw_legal_actions"]``."""
-        game, engine = self.strategy.game, self.strategy.game.engine
-        betting, record = engine.betting, list(state["action_record"])
-        node = engine.root
-        for _, name in record:
-            node = _decision(engine, engine.child(_decision(engine, node), _RLCARD_IDS[name]))
-        node = _decision(engine, node)
-        me = 1 - int(record[-1][0]) if record else None
-        small_blind = me if not record else int(record[0][0])
-        if int(betting.player[node]) != (1 if me == small_blind else 0):
-            raise InputError(f"the action record {record} does not lead to the player to act")
-        raw = state["raw_obs"]
-        hole = [rlcard_card(card) for card in raw["hand"]]
-        board = [rlcard_card(card) for card in raw["public_cards"]]
-        bucket = game.abstraction.bucket(int(betting.round[node]), hole, board)
-        row = self.strategy.strategy[game.row(node, bucket)]
-        by_id = dict(zip(engine.legal_actions(node), row.tolist(), strict=False))
-        legal = list(state["raw_legal_actions"])
-        if sorted({_RLCARD_IDS[name] for name in legal}) != sorted(by_id):
-            raise InputError(f"RLCard's legal actions {legal} are not the engine's {engine.legal_actions(node)}")
-        return {name: by_id[_RLCARD_IDS[name]] for name in legal}
-
-    def eval_step(self, state: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
-        probs = self.probabilities(state)
-        return self._names.index(max(probs, key=probs.__getitem__)), {"probs": probs}
-
-    def step(self, state: Mapping[str, Any]) -> int:
-        return self.eval_step(state)[0]
-
-
-def _decision(engine: HoldemEngine, node: int) -> int:
-    """``node``, or past the deals after it, the first node where a player acts or the hand ends."""
-    while int(engine.betting.kind[node]) == DEAL:
-        node = engine.child(node, 0)
-    return node
-
-
-class AbstractStrategyPolicy(openspiel_policy.Policy):  # type: ignore[misc]
-    """An abstract strategy as OpenSpiel's policy of its ``universal_poker`` game."""
-
-    def __init__(self, strategy: AbstractStrategy) -> None:
-        super().__init__(pyspiel.load_game(strategy.game_id.removeprefix(PREFIX)), [0, 1])
-        self.strategy = strategy
-
-    def action_probabilities(self, state: pyspiel.State, player_id: int | None = None) -> dict[int, float]:
-        return self.strategy.action_probabilities(state, player_id)
+        return HoldemRLCardAgent(self.game.engine, self.at)
 
 
 def check_rows(game: AbstractGame, strategy: FloatArray) -> str | None:

@@ -6,12 +6,15 @@ status 130, never a traceback. An extension module interrupted while it initiali
 reports an ``ImportError`` rather than the ``KeyboardInterrupt``, so the interrupt is noted as it
 arrives; and since code run by an extension's initialisation leaves the interpreter marked as ended
 by an unhandled Ctrl-C (it would then exit by SIGINT, not 130), an interrupted load leaves at once
-with :func:`os._exit` (nothing has been written yet). This module imports only
-:mod:`cfr_agents.exit_status` at import time.
+with :func:`os._exit` (nothing has been written yet). The mark can also come later, from an interrupt that lands in
+code an extension runs for a lazy import during the command: a command that ends interrupted (status 130) also
+leaves with :func:`os._exit`, after flushing its streams and running the ``atexit`` handlers. This module imports
+only :mod:`cfr_agents.exit_status` at import time.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import sys
@@ -54,4 +57,10 @@ def main() -> int:
     if received:  # also where an import swallowed the interrupt
         print("cfr-agents: interrupted", file=sys.stderr, flush=True)
         os._exit(EXIT_INTERRUPTED)
-    return run_cli()
+    status = run_cli()
+    if status == EXIT_INTERRUPTED:  # the interpreter may be marked as ended by Ctrl-C: leave with 130 ourselves
+        sys.stdout.flush()
+        sys.stderr.flush()
+        atexit._run_exitfuncs()
+        os._exit(EXIT_INTERRUPTED)
+    return status

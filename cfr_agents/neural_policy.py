@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -50,6 +49,8 @@ from adapters import Game, load_game
 from adapters.inputs import InputError
 from adapters.tensors import encoder
 from cfr_agents.solvers.neural import DeepCFRSolver, NeuralSolver, SingleDeepCFRSolver, networks
+from cfr_agents.solvers.neural.holdem import HoldemNeuralSolver
+from cfr_agents.solvers.neural.sd_cfr import kept_iterations
 from cfr_agents.tree import CompiledTree, FloatArray, load_tree
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ class NeuralPolicy:
         """Each network by name (``average``, or ``value<p>.<t>``): its layers' ``float64`` weights and biases,
         ``inputs -> hidden... -> actions``, stored as ``<name>.<2k>.weight`` and ``.bias`` (torch's
         ``Sequential`` numbering, ReLU between layers)."""
-        widths = [encoder(load_game(self.game_id)).size, *self.hidden, self.tree.action_mask.shape[1]]
+        widths = [self.num_inputs, *self.hidden, self.num_outputs]
         layers: dict[str, tuple[Layer, ...]] = {}
         for name in sorted({key.rsplit(".", 2)[0] for key in self.weights}):
             network = []
@@ -122,6 +123,35 @@ class NeuralPolicy:
                         else f"the SD-CFR model lacks network value{lacking}.{t}"
                     )
         return layers
+
+    @functools.cached_property
+    def on_engine(self) -> bool:
+        """Whether the model's game is a two-player limit hold'em game, which the hold'em engine runs (RLCard's, or
+        a ``universal_poker`` one): its networks read the engine's tensors and answer fold, call and raise."""
+        from adapters.holdem.engine import RLCARD_LIMIT
+        from adapters.holdem.rules import limit_rules
+        from adapters.inputs import UnsupportedGameError
+
+        try:
+            return self.game_id == RLCARD_LIMIT or limit_rules(self.game_id) is not None
+        except UnsupportedGameError:
+            return False
+
+    @property
+    def num_inputs(self) -> int:
+        """The networks' inputs: the information-state tensor's size."""
+        if self.on_engine:
+            from adapters.holdem.engine import holdem_engine
+            from cfr_agents.solvers.neural.holdem import engine_tensors
+
+            return engine_tensors(holdem_engine(self.game_id)).size
+        return encoder(load_game(self.game_id)).size
+
+    @property
+    def num_outputs(self) -> int:
+        """The networks' outputs: fold, call and raise in a limit hold'em game, else one per column of the compiled
+        tree's strategy."""
+        return 3 if self.on_engine else int(self.tree.action_mask.shape[1])
 
     @property
     def layers(self) -> Mapping[str, tuple[Layer, ...]]:
@@ -236,18 +266,17 @@ class NeuralPolicy:
         return NetworkPolicy(pyspiel_game, list(range(pyspiel_game.num_players())))
 
 
-def from_solver(solver: NeuralSolver) -> NeuralPolicy:
+def from_solver(solver: NeuralSolver | HoldemNeuralSolver) -> NeuralPolicy:
     """The model of a Deep CFR solver (its average network, trained now if it is not) or of an SD-CFR
-    solver (every value network it kept)."""
-    if isinstance(solver, DeepCFRSolver):
+    solver (every value network it kept), on a compiled tree or on the hold'em engine."""
+    if isinstance(solver, HoldemNeuralSolver):
+        weights = solver.model_weights()
+    elif isinstance(solver, DeepCFRSolver):
         solver.average_strategy()
         weights = networks.weights_of(solver.average_network, "average")
     else:
         assert isinstance(solver, SingleDeepCFRSolver)
-        played: Sequence[int] = range(1, solver.iteration)  # theta^T defines sigma^{T+1}, which no iteration played
-        keep = solver.settings.kept_networks
-        if keep and keep < len(played):  # blocks of equal linear weight: t_j ~ (T-1) sqrt(j/K), the last among them
-            played = sorted({played[math.ceil(len(played) * math.sqrt((j + 1) / keep)) - 1] for j in range(keep)})
+        played = kept_iterations(solver.iteration, solver.settings.kept_networks)
         chosen = {f"value{p}.{t}" for t in played for p in range(2)}
         weights = {
             name: value for name, value in getattr(solver, "kept", {}).items() if name.rsplit(".", 2)[0] in chosen

@@ -29,6 +29,7 @@ import psutil
 from adapters.inputs import InputError, Interval
 from cfr_agents.abstract_game import AbstractGame
 from cfr_agents.public_tree.tree import PublicTree
+from cfr_agents.solvers.neural.holdem import EngineGame
 from cfr_agents.tree import CompiledTree, FloatArray
 
 CHECK_SHARE = 0.1
@@ -44,9 +45,9 @@ class Trainable(Protocol):
     """What :func:`train` needs of a solver: the surface every solver here has (full-tree, sampled, neural)."""
 
     @property
-    def tree(self) -> CompiledTree | PublicTree | AbstractGame:
-        """The game the solver runs on: a compiled tree, a hold'em game's public tree, or a hold'em game through
-        a card abstraction."""
+    def tree(self) -> CompiledTree | PublicTree | AbstractGame | EngineGame:
+        """The game the solver runs on: a compiled tree, a hold'em game's public tree, a hold'em game through
+        a card abstraction, or the hold'em engine alone (neural CFR)."""
 
     @property
     def algorithm(self) -> str: ...
@@ -231,8 +232,11 @@ def train(
     stopped_by = "iterations"
 
     def measure() -> float:
-        """NashConv of the current average strategy, measured once per iteration count."""
+        """NashConv of the current average strategy, measured once per iteration count (NaN with no ``nash_conv``:
+        then the state's arrays alone are checked, by :func:`check_finite`)."""
         nonlocal checks
+        if nash_conv is None:
+            return math.nan
         if solver.iteration not in measured:
             started = time.perf_counter()
             strategy = solver.average_strategy()
@@ -241,7 +245,7 @@ def train(
                     f"{solver.algorithm}: its average strategy holds values that are not finite "
                     f"at iteration {solver.iteration}"
                 )
-            measured[solver.iteration] = math.nan if nash_conv is None else nash_conv(tree, strategy)
+            measured[solver.iteration] = nash_conv(tree, strategy)
             checks += time.perf_counter() - started
         return measured[solver.iteration]
 

@@ -59,14 +59,21 @@ import rlcard
 from open_spiel.python import policy as openspiel_policy
 
 from adapters import Game, State, load_game
-from adapters.inputs import InputError
+from adapters.games import canonical_game_id
+from adapters.holdem.engine import HoldemEngine, holdem_engine
+from adapters.holdem.rules import limit_rules
+from adapters.inputs import InputError, UnsupportedGameError
 from adapters.openspiel import OpenSpielState
 from adapters.pyspiel_game import BridgedGame, BridgedState, openspiel_game_of
 from adapters.rlcard import PREFIX, RLCardGame, RLCardState
 from cfr_agents.abstract_strategy import AbstractStrategy
+from cfr_agents.holdem_play import HoldemPolicy, HoldemRLCardAgent
 from cfr_agents.neural_policy import NeuralPolicy
 from cfr_agents.policy import Policy
+from cfr_agents.public_tree import public_by_default
+from cfr_agents.public_tree.neural import Materialiser, StatePlayer, network_strategy
 from cfr_agents.public_tree.strategy_file import PublicStrategy
+from cfr_agents.solvers.neural.holdem import engine_tensors
 from cfr_agents.tree import CompiledTree, FloatArray
 from eval.environments import OpenSpielPolicy, RLCardAgent
 
@@ -361,8 +368,54 @@ class NetworkAgent(Agent):
             raise InputError(f"the model is for {self.raw.game_id}, not {tree.game_id}")
         return self.raw.rlcard_agent(rng)
 
+    def rlcard_env_player(self, game: RLCardGame, rng: np.random.Generator) -> RLCardAgent:
+        if not self.raw.on_engine:
+            return super().rlcard_env_player(game, rng)
+        return OwnStreamAgent(HoldemRLCardAgent(self.engine, self.state_player), game, rng)
+
     def openspiel_player(self) -> Any:
+        if on_public_tree(self.raw.game_id):
+            try:
+                return self.on_public_tree.openspiel_policy()
+            except UnsupportedGameError:  # no public tree fits one machine (hulh): the networks are asked per state
+                return HoldemPolicy(self.engine, self.state_player)
         return self.raw.openspiel_policy()
+
+    @functools.cached_property
+    def engine(self) -> HoldemEngine:
+        return holdem_engine(self.raw.game_id)
+
+    @functools.cached_property
+    def state_player(self) -> StatePlayer:
+        """The model asked one information state at a time (games no tree holds)."""
+        return StatePlayer(network_strategy(self.raw), engine_tensors(self.engine), self.engine.betting)
+
+    @property
+    def on_public_tree(self) -> PublicStrategy:
+        """The model on its game's public tree (:func:`materialised`)."""
+        return materialised(self.raw)
+
+
+@functools.lru_cache(maxsize=2)
+def materialised(model: NeuralPolicy) -> PublicStrategy:
+    """A model of a game that runs on its public tree (``fhp``), as it is scored there: the strategy of every
+    information state of the tree with suit-canonical boards, each hand read by the networks as its canonical image
+    (:class:`~cfr_agents.public_tree.neural.Materialiser`), computed once per process for the last two models
+    (about 80 s and 1.8 GB on FHP); exact values read it, and a match plays it in OpenSpiel's game."""
+    from cfr_agents.public_tree import public_tree
+
+    tree = public_tree(canonical_game_id(model.game_id))
+    strategy = Materialiser(tree, network_strategy(model)).strategy()
+    return PublicStrategy(tree.game_id, tree, strategy, model.algorithm, {}, model.iterations, {})
+
+
+def on_public_tree(game_id: str) -> bool:
+    """Whether ``game_id`` runs on its public tree: a two-player limit hold'em game the compiled tree does not take
+    (:func:`~cfr_agents.public_tree.public_by_default`)."""
+    try:
+        return public_by_default(limit_rules(game_id))
+    except UnsupportedGameError:  # a universal_poker game the public tree does not model: the compiled tree's
+        return False
 
 
 class PublicStrategyAgent(Agent):

@@ -52,7 +52,8 @@ from adapters.inputs import InputError, UnsupportedGameError, read_json
 from adapters.openspiel import PREFIX
 from cfr_agents.abstract_game import AbstractGame, IntArray
 from cfr_agents.files import check_outputs
-from cfr_agents.public_tree import public_by_default, public_tree
+from cfr_agents.neural_policy import NeuralPolicy
+from cfr_agents.public_tree import public_tree
 from cfr_agents.public_tree.engine import (
     Engine,
     FloatArray,
@@ -62,9 +63,19 @@ from cfr_agents.public_tree.engine import (
     profile,
     uniform_strategy,
 )
+from cfr_agents.public_tree.neural import Materialiser, network_strategy
 from cfr_agents.public_tree.strategy_file import PublicStrategy, layout_fingerprint, save_strategy, strategy_paths
 from cfr_agents.public_tree.tree import PublicTree
-from eval.agents import AbstractStrategyAgent, Agent, AgentQueryError, PublicStrategyAgent, as_agent, describe
+from eval.agents import (
+    AbstractStrategyAgent,
+    Agent,
+    AgentQueryError,
+    PublicStrategyAgent,
+    as_agent,
+    describe,
+    materialised,
+    on_public_tree,
+)
 from eval.environments import OpenSpielPolicy
 from eval.exploitability import Exploitability, public_exploitability
 from eval.head_to_head import HeadToHead
@@ -157,6 +168,22 @@ class AbstractHands:
         return block
 
 
+class NeuralHands:
+    """A neural model (Deep CFR's average network or SD-CFR's mixture), its networks run over every hand of a public
+    node at once (:class:`~cfr_agents.public_tree.neural.Materialiser`, made for the last tree asked about). On a
+    tree with suit-canonical boards it reads each hand's canonical image: the model with suit-canonical inputs."""
+
+    def __init__(self, model: NeuralPolicy) -> None:
+        self.model = model
+        self.strategy = network_strategy(model)
+        self._materialiser: Materialiser | None = None
+
+    def probabilities(self, tree: PublicTree, segment: int, node: int) -> FloatArray:
+        if self._materialiser is None or self._materialiser.tree is not tree:
+            self._materialiser = Materialiser(tree, self.strategy)
+        return self._materialiser.probabilities(tree, segment, node)
+
+
 class UniformHands:
     """``random``: every legal action with the same probability, at every node and hand."""
 
@@ -230,13 +257,13 @@ def _actions_to(tree: PublicTree, segment: int, node: int) -> list[int]:
 
 def is_batched(agent: HandStrategy) -> bool:
     """Whether ``agent`` answers a public node without a query per hand (a strategy array, ``random``)."""
-    return isinstance(agent, ArrayHands | UniformHands | AbstractHands)
+    return isinstance(agent, ArrayHands | UniformHands | AbstractHands | NeuralHands)
 
 
 def hand_strategy(agent: object) -> HandStrategy:
     """``agent`` (anything :func:`eval.agents.as_agent` takes) asked a public node at a time: a strategy file's
     array, ``random``'s uniform strategy, or any other agent's OpenSpiel policy state by state."""
-    if isinstance(agent, ArrayHands | UniformHands | StateHands | AbstractHands):
+    if isinstance(agent, ArrayHands | UniformHands | StateHands | AbstractHands | NeuralHands):
         return agent
     normalised: Agent = as_agent(agent)
     if isinstance(normalised, PublicStrategyAgent):
@@ -245,6 +272,11 @@ def hand_strategy(agent: object) -> HandStrategy:
         return AbstractHands(normalised.raw.game, normalised.raw.strategy)
     if isinstance(normalised.raw, UniformRandomPolicy):
         return UniformHands()
+    if isinstance(normalised.raw, NeuralPolicy):
+        if not on_public_tree(normalised.raw.game_id):
+            return NeuralHands(normalised.raw)
+        placed = materialised(normalised.raw)  # the table a match plays too
+        return ArrayHands(placed.tree, placed.strategy)
     return StateHands(normalised.openspiel_player(), describe(normalised.raw))
 
 
@@ -273,15 +305,6 @@ def strategy_array(tree: PublicTree, agent: HandStrategy) -> Placed:
             base = int(segments.offset[s] + tree.node_offset[node])
             strategy[base : base + n * tree.num_hands] = block.ravel()
     return Placed(strategy, own_placement(tree))
-
-
-def on_public_tree(game_id: str) -> bool:
-    """Whether ``game_id`` (or a named game) runs on its public tree: a two-player limit hold'em game that the
-    compiled tree does not take (:func:`~cfr_agents.public_tree.public_by_default`)."""
-    try:
-        return public_by_default(limit_rules(game_id))
-    except UnsupportedGameError:  # a universal_poker game the public tree does not model: the compiled tree's
-        return False
 
 
 def big_blind(game_id: str, units: str) -> float | None:
@@ -441,6 +464,7 @@ __all__ = [
     "ArrayHands",
     "BestResponse",
     "HandStrategy",
+    "NeuralHands",
     "Placed",
     "StateHands",
     "UniformHands",

@@ -7,9 +7,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.holdem.engine import RLCARD_LIMIT
 from adapters.inputs import InputError
 from cfr_agents.abstract_game import AbstractGame
+from cfr_agents.neural_policy import NeuralPolicy
 from cfr_agents.public_tree.tree import PublicTree
+from cfr_agents.solvers.neural.holdem import EngineGame
 from cfr_agents.training import Trainable, TrainingRun
 from cfr_agents.tree import CompiledTree, FloatArray
 from eval import holdem
@@ -26,9 +29,28 @@ def nash_conv(tree: CompiledTree | PublicTree | AbstractGame, strategy: FloatArr
     return exploitability_of_strategy(tree, strategy).nash_conv
 
 
-def scores_exactly(tree: CompiledTree | PublicTree | AbstractGame) -> bool:
+def engine_nash_conv(model: NeuralPolicy) -> float | None:
+    """The exact NashConv of a model trained on the hold'em engine, as ``exploitability`` gives it: on the compiled
+    tree for the small hold'em games, else on the game's public tree with suit-canonical boards
+    (:class:`eval.holdem.NeuralHands`: the model read with suit-canonical inputs); ``None`` when no public tree of
+    the game fits one machine (``hulh``, RLCard's limit hold'em)."""
+    if model.game_id == RLCARD_LIMIT:
+        return None
+    if not holdem.on_public_tree(model.game_id):  # a game of the compiled tree, scored there as every command does
+        return exploitability_of_strategy(model.tree, model.strategy).nash_conv
+    try:
+        tree = holdem.game_tree(model.game_id)
+    except InputError:
+        return None
+    return holdem.exploitability(tree, holdem.NeuralHands(model)).nash_conv
+
+
+def scores_exactly(tree: CompiledTree | PublicTree | AbstractGame | EngineGame) -> bool:
     """Whether :func:`nash_conv` scores strategies of ``tree``: every compiled or public tree, and an abstract game
-    whose public tree one machine builds (``fhp``, the small hold'em games; not ``hulh`` or RLCard's game)."""
+    whose public tree one machine builds (``fhp``, the small hold'em games; not ``hulh`` or RLCard's game); not the
+    hold'em engine's neural CFR, which has no strategy table (its model is scored by :func:`engine_nash_conv`)."""
+    if isinstance(tree, EngineGame):
+        return False
     if not isinstance(tree, AbstractGame):
         return True
     try:
@@ -56,7 +78,8 @@ class TrainReport:
     stopped_by: str
     """What stopped the run: ``iterations``, ``time_limit`` or ``target_nash_conv``."""
     units: str
-    infosets: int
+    infosets: int | None
+    """Infosets the solver's tables hold; ``None`` for neural CFR on the hold'em engine, which holds none."""
     decision_nodes: int
     terminals: int
     build_seconds: float
@@ -105,7 +128,7 @@ def train_report(
         resumed_from=resumed_from,
         stopped_by=training.stopped_by,
         units=tree.units,
-        infosets=tree.num_infosets,
+        infosets=tree.num_infosets if not isinstance(tree, EngineGame) else None,
         decision_nodes=tree.num_decision_nodes,
         terminals=tree.num_terminals,
         build_seconds=tree.build_seconds,

@@ -68,14 +68,6 @@ def test_options_that_do_not_apply_to_flop_holdem_are_refused_in_one_line(
     assert message in run.err and len(run.err.strip().splitlines()) == 1
 
 
-def test_a_neural_algorithm_on_flop_holdem_is_refused_in_one_line(tmp_path: Path) -> None:
-    run = run_cli(
-        ["train", "--game", "fhp", "--algo", "sd-cfr", "--iterations", "1", "--out", str(tmp_path / "x.json")]
-    )
-    assert run.status == 2
-    assert "runs on its public tree" in run.err and len(run.err.strip().splitlines()) == 1
-
-
 def test_the_public_tree_engine_refuses_a_game_that_is_not_limit_holdem(tmp_path: Path) -> None:
     run = run_cli(
         ["train", "--game", "openspiel:kuhn_poker", "--engine", "public-tree", "--algo", "cfr", "--iterations", "1",

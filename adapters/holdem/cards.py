@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Iterable
 from typing import Final
 
@@ -288,3 +289,15 @@ def hand_index_table(hands: NDArray[np.int64], num_cards: int) -> NDArray[np.int
     table = np.full((num_cards,) * hands.shape[1], -1, dtype=np.int64)
     table[tuple(hands.T)] = np.arange(hands.shape[0])
     return table
+
+
+_FIELDS: Final = re.compile(r"\[Private: ([^\]]*)\]\[Public: ([^\]]*)\]\[Sequences: ([^\]]*)\]")
+
+
+def information_state_fields(information_state: str, num_suits: int) -> tuple[list[int], list[int], str]:
+    """The hole cards, the board cards and the betting (``Sequences``) of a ``universal_poker`` information
+    state, which ends in ``[Private: <hole cards>][Public: <board cards>][Sequences: <betting>]``."""
+    found = _FIELDS.search(information_state)
+    if found is None:
+        raise InputError(f"not a universal_poker information state: {information_state!r}")
+    return parse_cards(found.group(1), num_suits), parse_cards(found.group(2), num_suits), found.group(3)

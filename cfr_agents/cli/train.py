@@ -20,6 +20,7 @@ import numpy as np
 
 import cfr_agents.cli.train_neural as train_neural
 from adapters import Game, load_game
+from adapters.holdem.engine import RLCARD_LIMIT
 from adapters.holdem.rules import limit_rules
 from adapters.inputs import InputError
 from cfr_agents.abstract_game import AbstractGame
@@ -46,6 +47,7 @@ from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.solvers import ALGORITHMS, SAMPLING_CHOICES, TUNABLE, SampledSolver, make_solver
 from cfr_agents.solvers.full_tree import FullTreeSolver
 from cfr_agents.solvers.neural import NEURAL, NeuralSolver, infoset_tensors, make_neural_solver
+from cfr_agents.solvers.neural.holdem import EngineGame, HoldemNeuralSolver
 from cfr_agents.solvers.sampling import CHANCE_DRAWS, DEFAULT_EPSILON, EPSILON, check_sampling, table_bytes
 from cfr_agents.solvers.sampling.scale_out import (
     DEFAULT_BATCH_ITERATIONS,
@@ -58,7 +60,7 @@ from cfr_agents.solvers.sampling.scale_out import (
 from cfr_agents.solvers.update_rule import ALPHA, BETA, GAMMA, UpdateRule
 from cfr_agents.training import NASH_CONV_TARGET, SECONDS, StopRule, Trainable, TrainingRun, curve_csv, train
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
-from eval.train_report import nash_conv, scores_exactly, train_report
+from eval.train_report import engine_nash_conv, nash_conv, scores_exactly, train_report
 
 ENGINES = ("auto", "tree", "public-tree")
 SCALE_OUT = ("workers", "batches", "batch_iterations", "ray")
@@ -264,8 +266,10 @@ def run(args: argparse.Namespace) -> int:
         if isinstance(solver, ScaleOutSolver):
             solver.close()  # the workers stop; the tables stay
     if neural:
-        assert isinstance(solver, NeuralSolver)
-        model_nash_conv = save_trained(args.out, solver, training, seed=seed, preset=preset, curve=curve)
+        assert isinstance(solver, NeuralSolver | HoldemNeuralSolver)
+        model_nash_conv = save_trained(
+            args.out, solver, training, seed=seed, preset=preset, curve=curve, score=engine_nash_conv
+        )
         policy_game = tree.game_id
     elif isinstance(solver, PublicTreeSolver):
         save_strategy(
@@ -397,8 +401,14 @@ def _new_solver(args: argparse.Namespace, algorithm: str, where: Workers | None)
             "public tree (--engine public-tree, the default)"
         )
     if algorithm in NEURAL:
-        if args.engine == "public-tree" or public_by_default(rules):
-            raise InputError(f"--algo {algorithm} trains on the compiled tree; {args.game} runs on its public tree")
+        if args.engine == "public-tree" or public_by_default(rules) or solved.game_id == RLCARD_LIMIT:
+            for option in ("checkpoint", "curve", "eval_every", "target_nash_conv"):
+                if getattr(args, option) is not None:
+                    raise InputError(
+                        f"--{option.replace('_', '-')} does not apply to --algo {algorithm} on the hold'em engine "
+                        f"({args.game}): its model is scored once, when saved"
+                    )
+            return HoldemNeuralSolver(solved.game_id, algorithm, train_neural.settings(args), rng), seed
         tree = compile_tree(solved)
         return make_neural_solver(tree, infoset_tensors(tree), algorithm, train_neural.settings(args), rng=rng), seed
     rule = _rule(args, algorithm)
@@ -518,19 +528,20 @@ _NOT_PUBLIC = (
 )
 
 
-def _peak_bytes(tree: CompiledTree | PublicTree | AbstractGame, where: Workers | None = None) -> int:
+def _peak_bytes(tree: CompiledTree | PublicTree | AbstractGame | EngineGame, where: Workers | None = None) -> int:
     """The memory training on ``tree`` needs at its peak: full-game CFR's on a public tree, MCCFR's tables and the
     abstraction on an abstract game, and in rounds on ``where`` the workers' too."""
     if isinstance(tree, PublicTree):
         return peak_bytes(tree)
+    assert not isinstance(tree, EngineGame), "neural CFR on the engine holds no tables"
     return table_bytes(tree) if where is None else scale_out_bytes(tree, where)
 
 
-def _mbb(value: float, tree: CompiledTree | PublicTree | AbstractGame) -> str:
+def _mbb(value: float, tree: CompiledTree | PublicTree | AbstractGame | EngineGame) -> str:
     """`` (N mbb/g)`` for hold'em games (thousandths of a big blind) and games paid in big blinds."""
     if isinstance(tree, PublicTree):
         return f" ({value / tree.rules.big_blind * 1000:.4g} mbb/g)"
-    if isinstance(tree, AbstractGame):
+    if isinstance(tree, AbstractGame | EngineGame):
         return f" ({value * tree.engine.payoff_scale / tree.engine.rules.big_blind * 1000:.4g} mbb/g)"
     return mbb(value, tree.units)
 

@@ -9,26 +9,14 @@ representative by a suit permutation, which is applied to the hole cards too.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
-from adapters.holdem import canonical_board, card_permutation, hand_index_table, parse_cards
+from adapters.holdem import canonical_board, card_permutation, hand_index_table, information_state_fields
 from adapters.inputs import InputError
 from cfr_agents.public_tree.tree import PublicTree
-
-_FIELDS = re.compile(r"\[Private: ([^\]]*)\]\[Public: ([^\]]*)\]\[Sequences: ([^\]]*)\]")
-
-
-def information_state_fields(information_state: str, num_suits: int) -> tuple[list[int], list[int], str]:
-    """The hole cards, the board cards and the betting (``Sequences``) of a ``universal_poker`` information
-    state."""
-    found = _FIELDS.search(information_state)
-    if found is None:
-        raise InputError(f"not a universal_poker information state: {information_state!r}")
-    return parse_cards(found.group(1), num_suits), parse_cards(found.group(2), num_suits), found.group(3)
 
 
 @dataclass(frozen=True)

@@ -50,10 +50,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from adapters.games import canonical_game_id
-from adapters.holdem.betting import DEAL, DECISION
+from adapters.holdem.betting import DEAL, DECISION, BettingTree
 from adapters.holdem.tensors import HoldemTensors, holdem_tensors
 from adapters.inputs import InputError
 from adapters.openspiel import PREFIX, OpenSpielGame
+from cfr_agents.holdem_play import Position
 from cfr_agents.neural_policy import Layer, NeuralPolicy
 from cfr_agents.public_tree.engine import FloatArray
 from cfr_agents.public_tree.tree import PublicTree
@@ -319,6 +320,57 @@ class Materialiser:
             kept = self._reach_cache[round_]
         reach: NDArray[np.float64] = kept[1][slot - int(segments.first_slot[parent])]
         return reach
+
+
+class StatePlayer:
+    r"""A :class:`NetworkStrategy` asked one information state at a time, for games no public tree holds (``hulh``,
+    RLCard's limit hold'em): :math:`\bar\sigma_p(I)` at a :class:`~cfr_agents.holdem_play.Position` (decision
+    node :math:`d` of the betting tree, the player to act's hole cards, the board dealt so far, and the path of
+    every decision of the hand so far), as :class:`~cfr_agents.holdem_play.HoldemPolicy` and
+    :class:`~cfr_agents.holdem_play.HoldemRLCardAgent` ask. Each term's reach :math:`\pi^{\sigma^t}_p(I)` is the
+    product of its :math:`\sigma^t_p` at the player's own earlier decisions of the path, each read with the board of
+    its round; the networks run in ``float64``."""
+
+    def __init__(self, model: NetworkStrategy, tensors: HoldemTensors, betting: BettingTree) -> None:
+        self.model, self.tensors, self.betting = model, tensors, betting
+        self._board_end = np.cumsum(tensors.rules.board_cards)
+
+    def __call__(self, position: Position) -> FloatArray:
+        node, hole, board, path = position.node, position.hole, position.board, position.path
+        betting = self.betting
+        player = int(betting.player[node])
+        own = [(d, a) for d, a in path if int(betting.player[d]) == player]
+        visited = [d for d, _ in own] + [node]
+        width = int(betting.num_children.max())
+        rows = np.stack(
+            [
+                self.tensors.of_node(
+                    player,
+                    betting.sequence[d],
+                    list(board[: int(self._board_end[int(betting.round[d])])]),
+                    np.asarray([list(hole)], dtype=np.int64),
+                )[0]
+                for d in visited
+            ]
+        ).astype(np.float64)
+        mask = np.arange(width)[None, :] < betting.num_children[visited].astype(np.int64)[:, None]
+        numerator, denominator = np.zeros(width), 0.0
+        for weight, pair in self.model.terms:
+            network = pair[player]
+            if network is None:
+                sigma = mask / mask.sum(axis=1, keepdims=True)
+            else:
+                (first, bias), rest = network[0], network[1:]
+                outputs = _forward(rows @ first.T + bias, [(w.T, b) for w, b in rest])[:, :width]
+                sigma = _DECODE[self.model.rule](outputs, mask)
+            reach = float(np.prod([sigma[j, a] for j, (_, a) in enumerate(own)]))  # pi^{sigma^t}_p(I)
+            numerator += weight * reach * sigma[-1]
+            denominator += weight * reach
+        n = int(betting.num_children[node])
+        if denominator <= 0.0:
+            return np.full(n, 1.0 / n)
+        played: FloatArray = numerator[:n] / denominator
+        return played
 
 
 def _forward(first: NDArray[Any], rest: Sequence[tuple[NDArray[Any], NDArray[Any]]]) -> NDArray[Any]:

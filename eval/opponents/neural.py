@@ -26,6 +26,7 @@ from adapters.tensors import encoder
 from cfr_agents.files import replacing, write_atomic
 from cfr_agents.neural_policy import NeuralPolicy, from_solver
 from cfr_agents.solvers.neural import PRESETS, NeuralSolver, make_neural_solver, settings_of
+from cfr_agents.solvers.neural.holdem import EngineGame, HoldemNeuralSolver
 from cfr_agents.training import CurvePoint, StopRule, TrainingRun
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
 from eval.exploitability import exploitability_of_strategy
@@ -72,14 +73,26 @@ def train(algorithm: str) -> Callable[..., Trained[NeuralPolicy]]:
 
 
 def save_trained(
-    sidecar: str | Path, solver: NeuralSolver, run: TrainingRun, *, seed: int, preset: str, curve: bool
-) -> float:
+    sidecar: str | Path,
+    solver: NeuralSolver | HoldemNeuralSolver,
+    run: TrainingRun,
+    *,
+    seed: int,
+    preset: str,
+    curve: bool,
+    score: Callable[[NeuralPolicy], float | None] | None = None,
+) -> float | None:
     """Save the model of ``solver`` after ``run`` (:func:`save`), with its provenance and, if ``curve``, the run's
     curve; its exact NashConv, as saved (an SD-CFR model thinned to ``kept_networks`` plays other than the
-    solver's average)."""
+    solver's average). A model trained on the hold'em engine is scored by ``score``
+    (:func:`eval.train_report.engine_nash_conv`), ``None`` where nothing scores it."""
     model = from_solver(solver)
     tree = solver.tree
-    nash_conv = exploitability_of_strategy(tree, model.strategy_on(tree)).nash_conv
+    nash_conv = (
+        (None if score is None else score(model))
+        if isinstance(tree, EngineGame)
+        else exploitability_of_strategy(tree, model.strategy_on(tree)).nash_conv
+    )
     provenance = Provenance(
         kind=solver.algorithm,
         game=tree.game_id,
@@ -92,7 +105,7 @@ def save_trained(
         training_seconds=run.solve_seconds,
         versions=library_versions(),
         nash_conv=nash_conv,
-        exploitability=nash_conv / 2,
+        exploitability=None if nash_conv is None else nash_conv / 2,
         curve=run.curve if curve else (),
         stopped_by=run.stopped_by,
     )

@@ -17,6 +17,7 @@ traversals used.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import ClassVar
 
@@ -75,3 +76,13 @@ class SingleDeepCFRSolver(NeuralSolver):
             for prefix in sorted(prefixes)
             for parameter, shape in shapes.items()
         }
+
+
+def kept_iterations(iterations: int, keep: int) -> list[int]:
+    r"""The iterations :math:`t` whose value networks an SD-CFR model of ``iterations`` iterations keeps: every
+    :math:`1 \le t < T` (:math:`\theta^T` defines :math:`\sigma^{T+1}`, which no iteration played), or ``keep`` of
+    them (0: all), in blocks of equal linear weight, :math:`t_j \approx (T-1)\sqrt{j/K}`, the last among them."""
+    played = list(range(1, iterations))
+    if keep and keep < len(played):
+        return sorted({played[math.ceil(len(played) * math.sqrt((j + 1) / keep)) - 1] for j in range(keep)})
+    return played

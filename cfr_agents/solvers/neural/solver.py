@@ -242,11 +242,12 @@ def finite(array: np.ndarray, name: str) -> np.ndarray:
 
 
 class Memory:
-    """One reservoir: each sample's infoset, iteration and values (regrets or a strategy), ``8 + 4 * width``
-    bytes a sample (pages are touched, so held in memory, only as the reservoir fills)."""
+    """One reservoir: each sample's infoset (a row of the compiled tree, ``int32``, or a key the engine's solver
+    decodes, ``int64``), iteration and values (regrets or a strategy), ``8 + 4 * width`` bytes a sample with rows
+    (pages are touched, so held in memory, only as the reservoir fills)."""
 
-    def __init__(self, capacity: int, width: int) -> None:
-        self.infoset = np.zeros(capacity, np.int32)
+    def __init__(self, capacity: int, width: int, keys: type[np.signedinteger[Any]] = np.int32) -> None:
+        self.infoset = np.zeros(capacity, keys)
         self.iteration = np.zeros(capacity, np.int32)
         self.values = np.zeros((capacity, width), np.float32)
         self.seen = 0
@@ -284,7 +285,7 @@ class Memory:
         if seen < 0:
             raise InputError(f"array {prefix + '.seen'!r} is negative")
         rows = min(seen, len(self.infoset))
-        infoset = arrays.take(f"{prefix}.infoset", np.int32, (rows,))
+        infoset = arrays.take(f"{prefix}.infoset", self.infoset.dtype.type, (rows,))
         when = arrays.take(f"{prefix}.iteration", np.int32, (rows,))
         values = finite(arrays.take(f"{prefix}.values", np.float32, (rows, self.values.shape[1])), f"{prefix}.values")
         if rows and not (infoset.min() >= 0 and infoset.max() < infosets):
@@ -498,23 +499,20 @@ class NeuralSolver(ABC):
         forms have the same gradient, so each step runs the network once per distinct infoset of the
         batch rather than once per sample: the mini-batch step of the paper, at the cost of its distinct
         infosets."""
-        torch = networks.torch_module()
         for _ in range(batches):
             index = rng.integers(0, memory.filled, size=batch_size)
             total, means = memory.means(index, len(self._mask))
             rows = np.flatnonzero(total)
-            legal = torch.from_numpy(self._mask[rows])
-            target = torch.from_numpy(means[rows].astype(np.float32))  # y_bar_I
-            mass = torch.from_numpy((total[rows] / total.sum()).astype(np.float32))  # W_I / sum_i t_i
-            output = network(self._inputs[rows])
-            if softmax:
-                output = torch.softmax(output.masked_fill(~legal, -torch.inf), dim=1)
-            error = ((output - target) ** 2).masked_fill(~legal, 0.0).sum(dim=1)
-            loss = (mass * error).sum()  # sum_I (W_I / sum_i t_i) ||f(I) - y_bar_I||^2
-            optimiser.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(network.parameters(), self.settings.gradient_clip)
-            optimiser.step()
+            weighted_step(
+                network,
+                optimiser,
+                self._inputs[rows],
+                self._mask[rows],
+                means[rows],  # y_bar_I
+                total[rows] / total.sum(),  # W_I / sum_i t_i
+                softmax=softmax,
+                clip=self.settings.gradient_clip,
+            )
 
     def current_strategy(self) -> FloatArray:
         """:math:`\\sigma` from the value networks as they are now, for every infoset."""
@@ -638,6 +636,35 @@ class NeuralSolver(ABC):
     @abstractmethod
     def _restore_own(self, arrays: Arrays, iteration: int) -> None:
         """Take the variant's own arrays of :meth:`state` from ``arrays`` (of a solver at ``iteration``)."""
+
+
+def weighted_step(
+    network: Any,
+    optimiser: Any,
+    inputs: Any,
+    legal: NDArray[np.bool_],
+    target: NDArray[Any],
+    mass: NDArray[Any],
+    *,
+    softmax: bool,
+    clip: float,
+) -> None:
+    r"""One Adam step on :math:`L = \sum_j m_j \sum_{a\ \mathrm{legal}} (f(x_j)_a - y_j(a))^2` over the rows
+    :math:`j` of ``inputs`` (a torch tensor), ``target`` :math:`y` and ``mass`` :math:`m`, with :math:`f` the
+    network's outputs (their softmax over the legal actions when ``softmax``), the gradient's norm clipped to
+    ``clip``."""
+    torch = networks.torch_module()
+    allowed = torch.from_numpy(np.ascontiguousarray(legal))
+    output = network(inputs)
+    if softmax:
+        output = torch.softmax(output.masked_fill(~allowed, -torch.inf), dim=1)
+    goal = torch.from_numpy(np.asarray(target, dtype=np.float32))
+    error = ((output - goal) ** 2).masked_fill(~allowed, 0.0).sum(dim=1)
+    loss = (torch.from_numpy(np.asarray(mass, dtype=np.float32)) * error).sum()  # sum_j m_j ||f(x_j) - y_j||^2
+    optimiser.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(network.parameters(), clip)
+    optimiser.step()
 
 
 def _taken(arrays: Arrays, network: Any, prefix: str) -> dict[str, np.ndarray]:

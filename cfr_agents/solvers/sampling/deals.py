@@ -17,6 +17,11 @@ cards are dealt once per traversal, at its start (:func:`draw_deal`), into a :cl
   does not depend on the cards.
 
 The betting tree's deal nodes stay chance nodes with one child: the cards they stand for are already drawn.
+
+Neural CFR on the engine (:mod:`cfr_agents.solvers.neural.holdem`) deals its cards before the traversals, since
+its strategies are computed for every deal at once: a :class:`PresetDeals` holds each traversal's showdown result,
+:func:`draw_deal` moves to the next deal, and the infoset of decision node :math:`d` in deal :math:`k` is row
+:math:`kN + d` (:math:`N` betting nodes) of the strategies computed for the chunk of deals.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from numba.extending import overload
 
 from adapters.holdem.betting import DEAL, DECISION, FOLD, SHOWDOWN
 from adapters.holdem.cards import cards_rank
+from adapters.holdem.engine import HoldemEngine
 from cfr_agents.abstract_game import AbstractGame
 from cfr_agents.abstraction import AbstractionTables, bucket_of
 from cfr_agents.solvers.sampling.kernel_support import (
@@ -66,6 +72,22 @@ class HoldemDeal(NamedTuple):
     r"""float64 ``(2,)``: :math:`s_i`."""
 
 
+class PresetDeals(NamedTuple):
+    """Deals drawn before the traversals: one traversal walks each, in order."""
+
+    showdown: np.ndarray
+    """bool ``(nodes,)``: whether the node is a showdown."""
+    sign: np.ndarray
+    r"""float64 ``(K, 2)``: :math:`s_i` of each deal."""
+    at: np.ndarray
+    """int64 ``(1,)``: the deal being walked (-1 before the first)."""
+
+
+def preset_deals(showdown: np.ndarray, sign: np.ndarray) -> PresetDeals:
+    """The deals whose showdown results are ``sign`` ``(K, 2)``, on a betting tree whose showdowns are ``showdown``."""
+    return PresetDeals(showdown, np.ascontiguousarray(sign, dtype=np.float64), np.full(1, -1, dtype=np.int64))
+
+
 def infoset_at(nodes: np.ndarray, node: int, player: int, deal: Any) -> int:
     """The regret-table row of the infoset at decision ``node`` of ``player`` (compiled only)."""
     raise NotImplementedError
@@ -85,6 +107,10 @@ def _is_holdem(deal: Any) -> bool:
     return isinstance(deal, types.BaseNamedTuple) and getattr(deal, "instance_class", None) is HoldemDeal
 
 
+def _is_preset(deal: Any) -> bool:
+    return isinstance(deal, types.BaseNamedTuple) and getattr(deal, "instance_class", None) is PresetDeals
+
+
 # Numba checks that an implementation's parameters match the overload's, annotations included: hence ``Any``.
 
 
@@ -102,6 +128,12 @@ def _infoset_at(nodes: Any, node: Any, player: Any, deal: Any) -> Any:
             return nodes[node, INDEX] + deal.bucket[player, deal.round[node]]  # type: ignore[no-any-return]
 
         return holdem_infoset
+    if _is_preset(deal):
+
+        def preset_infoset(nodes: Any, node: Any, player: Any, deal: Any) -> int:
+            return deal.at[0] * nodes.shape[0] + nodes[node, INDEX]  # type: ignore[no-any-return]  # kN + d
+
+        return preset_infoset
     return None
 
 
@@ -120,6 +152,13 @@ def _terminal_value(values: Any, node: Any, player: Any, deal: Any) -> Any:
             return value * deal.sign[player] if deal.showdown[node] else value
 
         return holdem_value
+    if _is_preset(deal):
+
+        def preset_value(values: Any, node: Any, player: Any, deal: Any) -> float:
+            value: float = values[node, player]
+            return value * deal.sign[deal.at[0], player] if deal.showdown[node] else value
+
+        return preset_value
     return None
 
 
@@ -137,6 +176,12 @@ def _draw_deal(deal: Any, rng: Any) -> Any:
             _deal_holdem(deal, rng)
 
         return holdem_deal
+    if _is_preset(deal):
+
+        def next_deal(deal: Any, rng: Any) -> None:
+            deal.at[0] += 1
+
+        return next_deal
     return None
 
 
@@ -164,18 +209,18 @@ def _deal_holdem(deal: HoldemDeal, rng: np.ndarray) -> None:
     deal.sign[0], deal.sign[1] = outcome, -outcome
 
 
-def holdem_kernel(game: AbstractGame) -> KernelTree:
-    """The betting tree as the kernels read it (:data:`~.kernel_support.CODE`; a node's infoset column holds its
-    first row, :attr:`AbstractGame.row_base`), with a fresh deal."""
-    engine = game.engine
-    betting, rules = engine.betting, engine.rules
+def betting_kernel(engine: HoldemEngine, row_base: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The engine's betting tree as the kernels read it (:data:`~.kernel_support.CODE`), without its deal:
+    ``(nodes, values, cdf, depth_bound)``, a decision node's infoset column holding ``row_base[node]``, a
+    showdown's value the stake (times :math:`s_i` per deal), a deal node a chance node with one child."""
+    betting = engine.betting
     kind = betting.kind.astype(np.int64)
     count = betting.num_nodes
     nodes = np.zeros((count, 4), dtype=np.int64)
     nodes[:, CODE] = np.select(
         [kind == DECISION, kind == DEAL], [PLAYER_0 + betting.player.astype(np.int64), CHANCE], TERMINAL
     )
-    nodes[:, INDEX] = np.maximum(game.row_base, 0)
+    nodes[:, INDEX] = np.maximum(row_base, 0)
     nodes[:, FIRST] = np.maximum(betting.first_child, 0)
     nodes[:, COUNT] = betting.num_children
     values = np.zeros((count, 2))
@@ -191,10 +236,19 @@ def holdem_kernel(game: AbstractGame) -> KernelTree:
     for node in range(count):  # children follow their parents
         first, n = nodes[node, FIRST], nodes[node, COUNT]
         depth[first : first + n] = depth[node] + 1
+    return nodes, values, cdf, int(depth.max()) + 1
+
+
+def holdem_kernel(game: AbstractGame) -> KernelTree:
+    """The betting tree as the kernels read it (:func:`betting_kernel`; a node's infoset column holds its first
+    row, :attr:`AbstractGame.row_base`), with a fresh deal."""
+    engine = game.engine
+    betting, rules = engine.betting, engine.rules
+    nodes, values, cdf, depth_bound = betting_kernel(engine, game.row_base)
     k = rules.num_hole_cards
     deal = HoldemDeal(
         round=betting.round.astype(np.int64),
-        showdown=showdown,
+        showdown=betting.kind == SHOWDOWN,
         board_end=np.cumsum(rules.board_cards).astype(np.int64),
         num_hole=k,
         num_suits=rules.num_suits,
@@ -204,4 +258,4 @@ def holdem_kernel(game: AbstractGame) -> KernelTree:
         bucket=np.zeros((2, rules.num_rounds), dtype=np.int64),
         sign=np.zeros(2),
     )
-    return nodes, values, cdf, int(depth.max()) + 1, deal
+    return nodes, values, cdf, depth_bound, deal

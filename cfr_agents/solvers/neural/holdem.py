@@ -1,0 +1,429 @@
+r"""Deep CFR and Single Deep CFR on the limit hold'em engine: no tree, information-state tensors, the cards dealt per
+traversal.
+
+A two-player limit ``universal_poker`` game (``fhp``, ``hulh``, the small hold'em games) or RLCard's
+``limit-holdem`` has no compiled tree to hold the strategy of every infoset, so iteration :math:`t` of Deep CFR
+(Brown, Lerer, Gross & Sandholm 2019, Algorithm 1; the same iteration as :mod:`~cfr_agents.solvers.neural.solver`
+runs on a compiled tree) runs, for each player :math:`p` in turn, a chunk of deals at a time:
+
+1. :math:`K` deals :math:`c_k` are drawn (``rng``), every card of a hand;
+2. :math:`\sigma^t(I_{k,d})` is computed at every decision node :math:`d` of the betting tree under every deal
+   :math:`k`, for the player :math:`q` to act, by regret matching on :math:`V(I_{k,d} \mid \theta_q)` (uniform
+   before :math:`\theta_q` is trained): one batched forward pass per player. :math:`I_{k,d}` is read as its
+   information-state tensor (:func:`engine_tensors`): :math:`q`'s position, hole cards, the board dealt by
+   :math:`d`'s round and the betting sequence;
+3. one external-sampling traversal per deal walks the betting tree (:func:`.traversal.traverse` with
+   :class:`~cfr_agents.solvers.sampling.deals.PresetDeals`): at :math:`p`'s nodes every action,
+   :math:`\tilde v(I) = \sum_a \sigma^t(I,a)\,\tilde v(Ia)` and :math:`\tilde r^t(I,a) = \tilde v(Ia) - \tilde v(I)`
+   into :math:`\mathcal M_{V,p}`; at the opponent's nodes one action drawn from :math:`\sigma^t(I)` and, for
+   Deep CFR, :math:`(I, t, \sigma^t(I))` into :math:`\mathcal M_\Pi`; chance is the deal itself. A sample's
+   infoset is kept as a key, the node and the cards its player sees, packed into one ``int64``
+   (:meth:`HoldemNeuralSolver.keys`);
+4. :math:`\theta_p` is trained on mini-batches of :math:`\mathcal M_{V,p}`, each sample's tensor rebuilt from
+   its key, to minimise :math:`\sum_i t_i \sum_a (V(I_i, a \mid \theta_p) - \tilde r_i(a))^2 / \sum_i t_i`.
+
+The model (:meth:`HoldemNeuralSolver.model`) is a :class:`~cfr_agents.neural_policy.NeuralPolicy`: Deep CFR's
+average network :math:`\Pi`, trained on :math:`\mathcal M_\Pi` when the model is made, or SD-CFR's value
+networks :math:`\theta^t_p` of every iteration, whose mixture :math:`\bar\sigma_p(I) \propto \sum_t t\,
+\pi^{\sigma^t}_p(I)\,\sigma^t_p(I)` the public tree scores exactly (:mod:`cfr_agents.public_tree.neural`).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+import cfr_agents.solvers.neural.networks as networks
+import cfr_agents.solvers.neural.traversal as traversal
+from adapters import load_game
+from adapters.holdem.betting import DECISION, FOLD, SHOWDOWN
+from adapters.holdem.cards import cards_rank
+from adapters.holdem.engine import HoldemEngine, holdem_engine
+from adapters.holdem.tensors import HoldemTensors, holdem_tensors
+from adapters.inputs import InputError, UnsupportedGameError
+from adapters.openspiel import PREFIX, OpenSpielGame
+from cfr_agents.solvers.neural.sd_cfr import kept_iterations
+from cfr_agents.solvers.neural.solver import Memory as _Memory
+from cfr_agents.solvers.neural.solver import NeuralSettings, check_network_size, weighted_step
+from cfr_agents.solvers.sampling.deals import betting_kernel, preset_deals
+from cfr_agents.tree import FloatArray
+
+IntArray = NDArray[np.int64]
+ROWS_PER_CHUNK = 1 << 19
+"""At most this many (deal, betting node) strategies are held at once: the deals of a chunk times the nodes."""
+CARD_BITS = 6
+"""Bits of one card in a key: a card id plus one (0: no card), for decks of up to 63 cards."""
+
+
+@dataclass(frozen=True)
+class EngineGame:
+    """What the training loop reads of a game trained on the hold'em engine (the compiled tree's surface)."""
+
+    engine: HoldemEngine
+
+    @property
+    def game_id(self) -> str:
+        return self.engine.game_id
+
+    @functools.cached_property
+    def rules_fingerprint(self) -> str:
+        return load_game(self.game_id).rules_fingerprint
+
+    @property
+    def units(self) -> str:
+        return self.engine.units
+
+    @property
+    def num_decision_nodes(self) -> int:
+        """Decision nodes of the betting tree."""
+        return int((self.engine.betting.kind == DECISION).sum())
+
+    @property
+    def num_terminals(self) -> int:
+        """Fold and showdown nodes of the betting tree."""
+        return int(np.isin(self.engine.betting.kind, (FOLD, SHOWDOWN)).sum())
+
+    @property
+    def build_seconds(self) -> float:
+        """Nothing is built beyond the betting tree."""
+        return 0.0
+
+    def summary(self) -> str:
+        return (
+            f"{self.game_id}: {self.num_decision_nodes:,} betting decisions, dealt per traversal on the hold'em "
+            "engine (no tree held)"
+        )
+
+
+def engine_tensors(engine: HoldemEngine) -> HoldemTensors:
+    """The information-state tensors of the engine's game: OpenSpiel's for a ``universal_poker`` game; for RLCard's
+    limit hold'em, which has none, the same layout (:mod:`adapters.holdem.tensors`) over its rules and betting: the
+    player's position (0 the big blind, 1 the small blind), its hole cards, the board and every action in order,
+    an exact encoding of the whole history the player has seen."""
+    if not engine.seat_drawn:
+        return holdem_tensors(OpenSpielGame(engine.game_id.removeprefix(PREFIX)).pyspiel_game)
+    betting, rules = engine.betting, engine.rules
+    actions = max(len(sequence.replace("|", "")) for sequence in betting.sequence)
+    return HoldemTensors(rules, 2 * rules.num_hole_cards + sum(rules.board_cards) + actions)
+
+
+@njit(cache=True, error_model="numpy")
+def showdown_signs(cards: np.ndarray, num_hole: int, num_suits: int) -> np.ndarray:
+    r""":math:`s_i \in \{1, 0, -1\}` of each deal ``cards[k]`` (player 0's hole cards, player 1's, the board): whether
+    player :math:`i`'s hand wins, ties or loses at a showdown."""
+    signs = np.zeros((cards.shape[0], 2))
+    for k in range(cards.shape[0]):
+        board = cards[k, 2 * num_hole :]
+        first = cards_rank(cards[k, :num_hole], board, num_suits)
+        second = cards_rank(cards[k, num_hole : 2 * num_hole], board, num_suits)
+        outcome = 1.0 if first > second else -1.0 if first < second else 0.0
+        signs[k, 0], signs[k, 1] = outcome, -outcome
+    return signs
+
+
+class Samples(NamedTuple):
+    """What traversals for one player offer the memories."""
+
+    own_keys: IntArray
+    """The traverser's infosets (:meth:`HoldemNeuralSolver.keys`)."""
+    regrets: FloatArray
+    r""":math:`\tilde r^t(I, \cdot)` at each."""
+    other_keys: IntArray
+    """The opponent's infosets met."""
+    strategies: FloatArray
+    r""":math:`\sigma^t(I)` at each."""
+
+
+class HoldemNeuralSolver:
+    """Deep CFR (``deep-cfr``) or Single Deep CFR (``sd-cfr``) on the hold'em engine (module docstring)."""
+
+    def __init__(self, game_id: str, algorithm: str, settings: NeuralSettings, rng: np.random.Generator) -> None:
+        if algorithm not in ("deep-cfr", "sd-cfr"):
+            raise InputError(f"neural CFR on the hold'em engine is deep-cfr or sd-cfr, not {algorithm!r}")
+        settings.check()
+        torch = networks.torch_module()
+        torch.set_num_threads(settings.threads)
+        engine = holdem_engine(game_id)
+        self.tensors = engine_tensors(engine)
+        self.tree = EngineGame(engine)
+        self.algorithm, self.settings, self._rng = algorithm, settings, rng
+        betting, rules = engine.betting, engine.rules
+        self._nodes = betting.num_nodes
+        self._kernel = betting_kernel(engine, np.arange(self._nodes, dtype=np.int64))
+        self._bounds = traversal.visit_bounds(self._kernel[0])
+        self._showdown = betting.kind == SHOWDOWN
+        self._player = betting.player.astype(np.int64)
+        self._templates = self.tensors.betting_templates(betting)
+        self._mask = np.arange(3)[None, :] < betting.num_children.astype(np.int64)[:, None]
+        self._decisions = [np.flatnonzero((betting.kind == DECISION) & (self._player == p)) for p in range(2)]
+        self._hole = rules.num_hole_cards
+        self._visible = self._hole + np.cumsum(rules.board_cards)[betting.round.astype(np.int64)]
+        """The cards the player to act sees at each node: its hole cards and the board dealt by the node's round."""
+        self._dealt = 2 * self._hole + sum(rules.board_cards)
+        self._node_bits = max(1, (self._nodes - 1).bit_length())
+        if self._node_bits + CARD_BITS * int(self._visible.max()) > 63 or rules.deck_size >= 1 << CARD_BITS:
+            raise UnsupportedGameError(f"{game_id}'s information states do not pack into 63-bit keys")
+        check_network_size(settings.hidden, self.tensors.size, 3)
+        self._torch_seed = int(rng.integers(2**63))
+        self._torch_rng = torch.Generator().manual_seed(self._torch_seed)
+        self._stream = rng.integers(0, 2**64, size=4, dtype=np.uint64, endpoint=False)
+        if not self._stream.any():
+            self._stream[0] = np.uint64(1)  # xoshiro's one forbidden state
+        self.value_networks = [self._fresh_network() for _ in range(2)]
+        self._trained = [False, False]
+        self._optimisers: list[Any] = [None, None]
+        self.advantage_memories = [_Memory(settings.advantage_memory, 3, np.int64) for _ in range(2)]
+        self.strategy_memory = _Memory(settings.strategy_memory if algorithm == "deep-cfr" else 1, 3, np.int64)
+        self.kept: dict[str, NDArray[np.float32]] = {}
+        r"""SD-CFR: every value network trained so far, ``value<p>.<t>.*`` (:math:`\theta^t_p`)."""
+        self.iteration = 0
+        self.nodes_touched = 0
+        self.training_seconds = 0.0
+
+    def _fresh_network(self, generator: Any = None) -> Any:
+        return networks.mlp(
+            self.tensors.size, self.settings.hidden, 3, self._torch_rng if generator is None else generator
+        )
+
+    @property
+    def chunk(self) -> int:
+        """Deals per chunk: at most :data:`ROWS_PER_CHUNK` node strategies and :data:`.solver.TRAVERSAL_CHUNK`
+        traversals at once."""
+        from cfr_agents.solvers.neural.solver import TRAVERSAL_CHUNK
+
+        return max(1, min(self.settings.traversals, TRAVERSAL_CHUNK, ROWS_PER_CHUNK // self._nodes))
+
+    def run(self, iterations: int) -> None:
+        """``iterations`` iterations: both players' traversals and value-network training."""
+        for _ in range(iterations):
+            self.iteration += 1
+            t = self.iteration
+            for player in range(2):
+                for first in range(0, self.settings.traversals, self.chunk):
+                    samples = self.traverse(player, min(self.chunk, self.settings.traversals - first))
+                    self.advantage_memories[player].store(samples.own_keys, samples.regrets, t, self._stream)
+                    if self.algorithm == "deep-cfr":
+                        self.strategy_memory.store(samples.other_keys, samples.strategies, t, self._stream)
+                self._train_value_network(player)
+
+    def traverse(self, player: int, count: int) -> Samples:
+        r"""``count`` external-sampling traversals for ``player`` under :math:`\sigma^t` (the networks as they are),
+        one fresh deal each: their samples, in the order visited."""
+        nodes, values, cdf, depth_bound = self._kernel
+        own_bound, other_bound = self._bounds[player] * count
+        own_infoset = np.empty(own_bound, np.int64)
+        own_regret = np.zeros((own_bound, 3))
+        other_infoset = np.empty(other_bound, np.int64)
+        cards = self.deal(count)
+        sigma = self.strategies(cards)
+        deals = preset_deals(self._showdown, showdown_signs(cards, self._hole, self.tensors.rules.num_suits))
+        owns, others, touched = traversal.traverse(
+            count,
+            player,
+            nodes,
+            values,
+            cdf,
+            depth_bound,
+            sigma,
+            self._stream,
+            own_infoset,
+            own_regret,
+            other_infoset,
+            deals,
+        )
+        self.nodes_touched += touched
+        seen = other_infoset[:others]
+        return Samples(self.keys(cards, own_infoset[:owns]), own_regret[:owns], self.keys(cards, seen), sigma[seen])
+
+    def deal(self, count: int) -> IntArray:
+        """``(count, cards)``: every card of ``count`` hands, drawn without replacement (player 0's hole cards,
+        player 1's, then the board in order)."""
+        deck = self.tensors.rules.deck_size
+        order: IntArray = np.argsort(self._rng.random((count, deck)), axis=1)[:, : self._dealt].astype(np.int64)
+        return order
+
+    def strategies(self, cards: IntArray) -> FloatArray:
+        r"""``(K * N, 3)``: :math:`\sigma^t` at every betting node of every deal (row :math:`kN + d`; uniform over
+        the legal actions before a player's network is trained, zeros where no one acts)."""
+        count = cards.shape[0]
+        sigma = np.zeros((count, self._nodes, 3))
+        for player in range(2):
+            decisions = self._decisions[player]
+            mask = self._mask[decisions]
+            if not self._trained[player]:
+                sigma[:, decisions] = (mask / mask.sum(axis=1, keepdims=True))[None]
+                continue
+            rows = np.repeat(np.arange(count), decisions.size) * self._nodes + np.tile(decisions, count)
+            inputs = self.inputs(self.keys(cards, rows))
+            advantages = networks.predict(self.value_networks[player], networks.torch_module().from_numpy(inputs))
+            if not np.isfinite(advantages).all():
+                raise self._not_finite(f"the advantages player {player}'s value network predicts")
+            sigma[:, decisions] = networks.regret_matching(advantages, np.tile(mask, (count, 1))).reshape(
+                count, decisions.size, 3
+            )
+        return sigma.reshape(count * self._nodes, 3)
+
+    def keys(self, cards: IntArray, rows: IntArray) -> IntArray:
+        r"""The key of the infoset at row :math:`kN + d` of each of ``rows``: node :math:`d`, then each card the
+        player to act sees at :math:`d` under deal ``cards[k]`` (its hole cards, then the board dealt so far), plus
+        one, in :data:`CARD_BITS` bits each (0 where fewer cards are seen)."""
+        deal, node = np.divmod(np.asarray(rows, dtype=np.int64), self._nodes)
+        player = self._player[node]
+        seen = self._visible[node]
+        width = int(self._visible.max())
+        column = np.arange(width)[None, :]
+        hole = cards[deal[:, None], player[:, None] * self._hole + np.minimum(column, self._hole - 1)]
+        board = cards[deal[:, None], np.minimum(2 * self._hole + column - self._hole, self._dealt - 1)]
+        visible = np.where(column < self._hole, hole, board)
+        packed = np.where(column < seen[:, None], visible + 1, 0)
+        shifts = self._node_bits + CARD_BITS * np.arange(width, dtype=np.int64)
+        keys: IntArray = node | np.bitwise_or.reduce(packed << shifts[None, :], axis=1)
+        return keys
+
+    def inputs(self, keys: IntArray) -> NDArray[np.float32]:
+        """``(len(keys), size)``: the information-state tensor of each key (:meth:`keys`): its node's template, the
+        player's hole cards and the board one-hot."""
+        node = keys & ((1 << self._node_bits) - 1)
+        out: NDArray[np.float32] = self._templates[node].copy()
+        width = int(self._visible.max())
+        rows = np.arange(keys.size)
+        for j in range(width):
+            card = (keys >> (self._node_bits + CARD_BITS * j)) & ((1 << CARD_BITS) - 1)
+            present = card > 0
+            offset = self.tensors.hole_offset if j < self._hole else self.tensors.board_offset
+            out[rows[present], offset + card[present] - 1] = 1.0
+        return out
+
+    def _train_value_network(self, player: int) -> None:
+        """Train :math:`\\theta_p` on mini-batches of :math:`\\mathcal M_{V,p}` (weighted by iteration)."""
+        started = time.perf_counter()
+        memory = self.advantage_memories[player]
+        if memory.filled == 0:
+            return
+        if self.settings.advantage_init == "scratch" or self._optimisers[player] is None:
+            if self.settings.advantage_init == "scratch":
+                self.value_networks[player] = self._fresh_network()
+            self._optimisers[player] = self._optimiser(self.value_networks[player])
+        for group in self._optimisers[player].param_groups:
+            group["lr"] = self.step_size()
+        self._fit(self.value_networks[player], self._optimisers[player], memory, softmax=False, rng=self._rng)
+        if not networks.is_finite(self.value_networks[player]):
+            raise self._not_finite(f"the weights of player {player}'s value network")
+        self._trained[player] = True
+        if self.algorithm == "sd-cfr":
+            self.kept |= networks.weights_of(self.value_networks[player], f"value{player}.{self.iteration}")
+        self.training_seconds += time.perf_counter() - started
+
+    def step_size(self) -> float:
+        r""":math:`\eta_t = \eta \min(1, t_0 / t)^\kappa`."""
+        t, t0, kappa = self.iteration, self.settings.decay_start, self.settings.learning_rate_decay
+        return float(self.settings.learning_rate * min(1.0, t0 / t) ** kappa)
+
+    def _optimiser(self, network: Any) -> Any:
+        return networks.torch_module().optim.Adam(network.parameters(), lr=self.settings.learning_rate)
+
+    def _fit(self, network: Any, optimiser: Any, memory: _Memory, *, softmax: bool, rng: np.random.Generator) -> None:
+        r"""Adam on mini-batches drawn uniformly from ``memory``: each step minimises
+        :math:`\sum_i t_i \sum_{a\ \mathrm{legal}} (f(I_i)_a - y_i(a))^2 / \sum_i t_i` over its samples."""
+        torch = networks.torch_module()
+        batches, size = (
+            (self.settings.average_batches, self.settings.average_batch_size)
+            if softmax
+            else (self.settings.advantage_batches, self.settings.advantage_batch_size)
+        )
+        for _ in range(batches):
+            index = rng.integers(0, memory.filled, size=size)
+            keys = memory.infoset[index]
+            weight = memory.iteration[index].astype(np.float64)  # t_i
+            weighted_step(
+                network,
+                optimiser,
+                torch.from_numpy(self.inputs(keys)),
+                self._mask[keys & ((1 << self._node_bits) - 1)],
+                memory.values[index],
+                weight / weight.sum(),  # t_i / sum_i t_i
+                softmax=softmax,
+                clip=self.settings.gradient_clip,
+            )
+
+    def _not_finite(self, what: str) -> InputError:
+        return InputError(
+            f"{self.algorithm}: {what} are not finite after iteration {self.iteration} "
+            f"(--learning-rate {self.settings.learning_rate:g})"
+        )
+
+    def average_network(self) -> Any:
+        r"""Deep CFR's :math:`\Pi`, trained now on :math:`\mathcal M_\Pi` from fresh weights and a generator seeded by
+        the solver's seed and the iteration alone (the solver's own streams are untouched)."""
+        if self.strategy_memory.filled == 0:
+            raise InputError("deep-cfr: the strategy memory is empty; run an iteration first")
+        rng = np.random.default_rng((self._torch_seed, self.iteration))
+        network = self._fresh_network(networks.torch_module().Generator().manual_seed(int(rng.integers(2**63))))
+        self._fit(network, self._optimiser(network), self.strategy_memory, softmax=True, rng=rng)
+        if not networks.is_finite(network):
+            raise self._not_finite("the weights of the average-strategy network")
+        return network
+
+    def model_weights(self) -> dict[str, NDArray[np.float32]]:
+        """The weights a model file holds: Deep CFR's average network, or SD-CFR's value networks of iterations
+        1 to :math:`T-1` (thinned to ``kept_networks`` blocks of equal linear weight, as on a compiled tree)."""
+        if self.algorithm == "deep-cfr":
+            return networks.weights_of(self.average_network(), "average")
+        played = kept_iterations(self.iteration, self.settings.kept_networks)
+        chosen = {f"value{p}.{t}" for t in played for p in range(2)}
+        return {name: value for name, value in self.kept.items() if name.rsplit(".", 2)[0] in chosen}
+
+    def compile(self) -> float:
+        """Compile the traversal, reservoir and showdown kernels (or load them from Numba's cache) on one deal and a
+        scratch solver; seconds taken."""
+        started = time.perf_counter()
+        ones = replace(
+            self.settings,
+            traversals=1,
+            advantage_batches=1,
+            advantage_batch_size=1,
+            advantage_memory=1,
+            average_batches=1,
+            average_batch_size=1,
+            strategy_memory=1,
+        )
+        scratch = HoldemNeuralSolver(self.tree.game_id, self.algorithm, ones, np.random.default_rng(0))
+        scratch.run(1)
+        return time.perf_counter() - started
+
+    def average_strategy(self) -> FloatArray:
+        """Refused: no table holds the strategy of every infoset; the model is scored on the public tree."""
+        raise InputError(f"{self.algorithm} on the hold'em engine has no strategy table; score its model instead")
+
+    def parameters(self) -> Mapping[str, object]:
+        return {
+            **self.settings.parameters(),
+            "sampling": "external",
+            "engine": "holdem",
+            "nodes_touched": self.nodes_touched,
+        }
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The networks, the optimisers' moments, the reservoirs (views of their filled rows), the kept networks and
+        the counters, as arrays (what :func:`cfr_agents.training.check_finite` reads)."""
+        state: dict[str, np.ndarray] = {
+            "counters": np.array([self.iteration, self.nodes_touched, *self._trained], np.int64)
+        }
+        for player in range(2):
+            state |= networks.weights_of(self.value_networks[player], f"value{player}")
+            if self._optimisers[player] is not None:
+                state |= networks.optimiser_state(self._optimisers[player], f"adam{player}")
+            state |= self.advantage_memories[player].state(f"advantage{player}")
+        state |= {f"kept.{name}": value for name, value in self.kept.items()}
+        return state | self.strategy_memory.state("strategy")
+
+    def restore(self, state: Mapping[str, np.ndarray]) -> None:
+        """Refused: neural CFR on the hold'em engine does not resume from a checkpoint."""
+        raise InputError(f"{self.algorithm} on the hold'em engine does not resume from a checkpoint")
