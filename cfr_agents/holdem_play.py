@@ -10,7 +10,7 @@ abstract strategies (:mod:`cfr_agents.abstract_strategy`) and neural models trai
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -55,7 +55,7 @@ def decision(engine: HoldemEngine, node: int) -> int:
     return node
 
 
-def _walk(engine: HoldemEngine, actions: list[int]) -> tuple[int, list[tuple[int, int]]]:
+def walk_actions(engine: HoldemEngine, actions: Sequence[int]) -> tuple[int, list[tuple[int, int]]]:
     """The decision node after the engine's action ids ``actions`` from the root, and the path there."""
     node, path = decision(engine, engine.root), []
     for action in actions:
@@ -75,7 +75,7 @@ def openspiel_position(engine: HoldemEngine, state: pyspiel.State, player_id: in
     if player not in (0, 1) or player != state.current_player():
         raise InputError(f"player {player} does not act in state {str(state)!r}")
     hole, board, sequence = information_state_fields(state.information_state_string(player), engine.rules.num_suits)
-    node, path = _walk(engine, [ACTION_LETTERS.index(letter) for letter in sequence if letter != "|"])
+    node, path = walk_actions(engine, [ACTION_LETTERS.index(letter) for letter in sequence if letter != "|"])
     return Position(node, list(hole), list(board), path)
 
 
@@ -86,7 +86,7 @@ def rlcard_position(engine: HoldemEngine, state: Mapping[str, Any]) -> Position:
     first (or the player to act, before any action). The engine seats the big blind as player 0 and the small blind
     as player 1."""
     record = list(state["action_record"])
-    node, path = _walk(engine, [RLCARD_IDS[name] for _, name in record])
+    node, path = walk_actions(engine, [RLCARD_IDS[name] for _, name in record])
     me = 1 - int(record[-1][0]) if record else None
     small_blind = me if not record else int(record[0][0])
     if int(engine.betting.player[node]) != (1 if me == small_blind else 0):

@@ -77,12 +77,15 @@ from adapters.holdem.suits import card_permutation, hand_permutation, suit_permu
 from adapters.inputs import InputError, ParameterError
 from adapters.openspiel import PREFIX
 from cfr_agents.abstract_strategy import AbstractStrategy
+from cfr_agents.holdem_play import walk_actions
 from cfr_agents.jobs import LocalPool
+from cfr_agents.public_tree.neural import StatePlayer
 from cfr_agents.public_tree.tree import MAX_SEGMENTS, segments_at_least
 from eval.agents import (
     AbstractStrategyAgent,
     Agent,
     AgentQueryError,
+    NetworkAgent,
     OpenSpielAgent,
     RLCardEnvAgent,
     preserved_global_rng,
@@ -171,6 +174,23 @@ class AbstractRange:
         n = int(game.engine.betting.num_children[node])
         block: FloatArray = self.strategy.strategy[int(game.row_base[node]) + buckets, :n].T
         return block
+
+
+class NetworkRange:
+    """A neural model trained on the engine, vectorised: every live hand's tensors at the node and at the player's
+    own earlier decisions, one forward pass per network (:meth:`~cfr_agents.public_tree.neural.StatePlayer.hands`)."""
+
+    def __init__(self, player: StatePlayer, engine: HoldemEngine, hands: IntArray) -> None:
+        self.player, self.engine, self.hands = player, engine, hands
+
+    def probabilities(self, node: int, board: IntArray, actions: Sequence[int], live: BoolArray) -> FloatArray:
+        found, path = walk_actions(self.engine, actions)
+        if found != node:
+            raise InputError(f"the betting {list(actions)} does not lead to node {node}")
+        n = int(self.engine.betting.num_children[node])
+        out = np.full((n, self.hands.shape[0]), 1.0 / n)
+        out[:, live] = self.player.hands(node, list(board), path, self.hands[live])
+        return out
 
 
 ANSWERS_KEPT: Final = 512
@@ -370,6 +390,10 @@ def range_query(agent: Agent, engine: HoldemEngine, hands: IntArray, name: str) 
         return AbstractRange(agent.raw, hands)
     if isinstance(agent, OpenSpielAgent) and isinstance(agent.raw, UniformRandomPolicy):
         return UniformRange(engine, hands.shape[0])
+    if isinstance(agent, NetworkAgent) and agent.raw.on_engine:
+        if canonical_game_id(agent.raw.game_id) != engine.game_id:
+            raise InputError(f"agent {name!r} is a model of {agent.raw.game_id}, not of {engine.game_id}")
+        return NetworkRange(agent.state_player, engine, hands)
     if engine.game_id == RLCARD_LIMIT:
         if not isinstance(agent, RLCardEnvAgent):
             raise InputError(f"agent {name!r} does not play in RLCard's env, which {RLCARD_LIMIT} is played in")

@@ -13,8 +13,9 @@ import pytest
 from numba import njit
 
 from adapters.holdem.betting import DECISION, FOLD, SHOWDOWN
+from adapters.holdem.cards import private_hands
 from adapters.tensors import encoder
-from cfr_agents.holdem_play import HoldemPolicy
+from cfr_agents.holdem_play import HoldemPolicy, Position, walk_actions
 from cfr_agents.neural_policy import NeuralPolicy, from_solver
 from cfr_agents.public_tree.tree import build_public_tree
 from cfr_agents.solvers.neural import settings_of
@@ -24,6 +25,7 @@ from cfr_agents.solvers.sampling.deals import preset_deals, terminal_value
 from eval import holdem
 from eval.agents import NetworkAgent, openspiel_strategy
 from eval.exploitability import exploitability_of_strategy
+from eval.lbr_sampled import range_query
 from tests.support import game, run_cli, tree
 from tests.test_neural import counterfactual_regrets
 
@@ -201,6 +203,30 @@ def test_the_model_asked_state_by_state_plays_its_exact_strategy(algorithm: str)
     policy = HoldemPolicy(player.engine, player.state_player)
     expected = openspiel_strategy(policy, compiled)
     np.testing.assert_allclose(expected, model.strategy, atol=1e-9)
+
+
+def test_lbr_asks_a_model_for_its_whole_range_at_once_as_it_plays_each_hand() -> None:
+    """LBR's range query of a model trained on the engine answers, for every live hand at once, what the model plays
+    holding that hand alone; the hands that are not live are left uniform."""
+    s = solver(SMALL, "sd-cfr")
+    s.run(3)
+    agent = NetworkAgent(from_solver(s))
+    engine = agent.engine
+    rules = engine.rules
+    hands = private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards)
+    query = range_query(agent, engine, hands, "model")
+    betting = engine.betting
+    node, path = walk_actions(engine, [1, 2])  # call, raise: the small blind acts again
+    board = np.array([], dtype=np.int64)
+    live = np.arange(hands.shape[0]) % 3 != 0
+    block = query.probabilities(node, board, [1, 2], live)
+    n = int(betting.num_children[node])
+    for h in range(hands.shape[0]):
+        if live[h]:
+            expected = agent.state_player(Position(node, list(hands[h]), [], path))
+            np.testing.assert_allclose(block[:, h], expected, atol=1e-12)
+        else:
+            np.testing.assert_array_equal(block[:, h], np.full(n, 1.0 / n))
 
 
 def test_a_model_of_rlcards_game_plays_in_rlcards_env(tmp_path: Path) -> None:

@@ -336,7 +336,15 @@ class StatePlayer:
         self._board_end = np.cumsum(tensors.rules.board_cards)
 
     def __call__(self, position: Position) -> FloatArray:
-        node, hole, board, path = position.node, position.hole, position.board, position.path
+        hole = np.asarray([position.hole], dtype=np.int64)
+        played: FloatArray = self.hands(position.node, position.board, position.path, hole)[:, 0]
+        return played
+
+    def hands(
+        self, node: int, board: Sequence[int], path: Sequence[tuple[int, int]], holes: NDArray[np.int64]
+    ) -> FloatArray:
+        """``(num_actions, H)``: the strategy at ``node`` after ``path`` with ``board`` dealt, for the player to act
+        holding each row of ``holes`` ``(H, k)``: one forward pass per term over every hand and own decision."""
         betting = self.betting
         player = int(betting.player[node])
         own = [(d, a) for d, a in path if int(betting.player[d]) == player]
@@ -345,32 +353,36 @@ class StatePlayer:
         rows = np.stack(
             [
                 self.tensors.of_node(
-                    player,
-                    betting.sequence[d],
-                    list(board[: int(self._board_end[int(betting.round[d])])]),
-                    np.asarray([list(hole)], dtype=np.int64),
-                )[0]
+                    player, betting.sequence[d], list(board[: int(self._board_end[int(betting.round[d])])]), holes
+                )
                 for d in visited
-            ]
-        ).astype(np.float64)
+            ],
+            axis=1,
+        ).astype(np.float64)  # (H, visited, size)
+        count = rows.shape[0]
         mask = np.arange(width)[None, :] < betting.num_children[visited].astype(np.int64)[:, None]
-        numerator, denominator = np.zeros(width), 0.0
+        masks = np.tile(mask, (count, 1))
+        numerator, denominator = np.zeros((count, width)), np.zeros(count)
         for weight, pair in self.model.terms:
             network = pair[player]
             if network is None:
-                sigma = mask / mask.sum(axis=1, keepdims=True)
+                sigma = np.broadcast_to(mask / mask.sum(axis=1, keepdims=True), (count, *mask.shape))
             else:
                 (first, bias), rest = network[0], network[1:]
-                outputs = _forward(rows @ first.T + bias, [(w.T, b) for w, b in rest])[:, :width]
-                sigma = _DECODE[self.model.rule](outputs, mask)
-            reach = float(np.prod([sigma[j, a] for j, (_, a) in enumerate(own)]))  # pi^{sigma^t}_p(I)
-            numerator += weight * reach * sigma[-1]
+                flat = rows.reshape(-1, rows.shape[2])
+                outputs = _forward(flat @ first.T + bias, [(w.T, b) for w, b in rest])[:, :width]
+                sigma = _DECODE[self.model.rule](outputs, masks).reshape(count, len(visited), width)
+            reach = np.ones(count)
+            for j, (_, a) in enumerate(own):
+                reach = reach * sigma[:, j, a]  # pi^{sigma^t}_p(I)
+            numerator += weight * reach[:, None] * sigma[:, -1]
             denominator += weight * reach
         n = int(betting.num_children[node])
-        if denominator <= 0.0:
-            return np.full(n, 1.0 / n)
-        played: FloatArray = numerator[:n] / denominator
-        return played
+        reached = denominator > 0.0
+        played: FloatArray = np.where(
+            reached[:, None], numerator[:, :n] / np.where(reached, denominator, 1.0)[:, None], 1.0 / n
+        )
+        return played.T
 
 
 def _forward(first: NDArray[Any], rest: Sequence[tuple[NDArray[Any], NDArray[Any]]]) -> NDArray[Any]:
