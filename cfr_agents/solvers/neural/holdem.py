@@ -161,6 +161,7 @@ class HoldemNeuralSolver:
         self._showdown = betting.kind == SHOWDOWN
         self._player = betting.player.astype(np.int64)
         self._templates = self.tensors.betting_templates(betting)
+        self._templates_torch = torch.from_numpy(self._templates)
         self._mask = np.arange(3)[None, :] < betting.num_children.astype(np.int64)[:, None]
         self._decisions = [np.flatnonzero((betting.kind == DECISION) & (self._player == p)) for p in range(2)]
         self._hole = rules.num_hole_cards
@@ -261,8 +262,9 @@ class HoldemNeuralSolver:
                 sigma[:, decisions] = (mask / mask.sum(axis=1, keepdims=True))[None]
                 continue
             rows = np.repeat(np.arange(count), decisions.size) * self._nodes + np.tile(decisions, count)
-            inputs = self.inputs(self.keys(cards, rows))
-            advantages = networks.predict(self.value_networks[player], networks.torch_module().from_numpy(inputs))
+            with networks.torch_module().no_grad():
+                output = self.forward(self.value_networks[player], self.keys(cards, rows))
+            advantages = output.double().numpy()
             if not np.isfinite(advantages).all():
                 raise self._not_finite(f"the advantages player {player}'s value network predicts")
             sigma[:, decisions] = networks.regret_matching(advantages, np.tile(mask, (count, 1))).reshape(
@@ -301,6 +303,23 @@ class HoldemNeuralSolver:
             out[rows[present], offset + card[present] - 1] = 1.0
         return out
 
+    def forward(self, network: Any, keys: IntArray) -> Any:
+        r"""The network's outputs at the tensors of ``keys`` (:meth:`inputs`), its first layer gathered rather than
+        multiplied: :math:`W x + b = (W t_d + b) + \sum_{c} W_{:,c}` over the one-hot entries of the cards, with
+        :math:`t_d` the node's template, so the product with the hundred-odd inputs runs once per betting node,
+        not once per row (as :mod:`cfr_agents.public_tree.neural` reads a model)."""
+        torch = networks.torch_module()
+        first, rest = network[0], network[1:]
+        node = torch.from_numpy(keys & ((1 << self._node_bits) - 1))
+        hidden = (self._templates_torch @ first.weight.T + first.bias)[node]  # W t_d + b
+        columns = first.weight.T
+        for j in range(int(self._visible.max())):
+            card = torch.from_numpy((keys >> (self._node_bits + CARD_BITS * j)) & ((1 << CARD_BITS) - 1))
+            offset = self.tensors.hole_offset if j < self._hole else self.tensors.board_offset
+            present = (card > 0).to(hidden.dtype)[:, None]
+            hidden = hidden + present * columns[torch.clamp(offset + card - 1, min=offset)]  # + W_{:,c}
+        return rest(hidden)
+
     def _train_value_network(self, player: int) -> None:
         """Train :math:`\\theta_p` on mini-batches of :math:`\\mathcal M_{V,p}` (weighted by iteration)."""
         started = time.perf_counter()
@@ -332,7 +351,6 @@ class HoldemNeuralSolver:
     def _fit(self, network: Any, optimiser: Any, memory: _Memory, *, softmax: bool, rng: np.random.Generator) -> None:
         r"""Adam on mini-batches drawn uniformly from ``memory``: each step minimises
         :math:`\sum_i t_i \sum_{a\ \mathrm{legal}} (f(I_i)_a - y_i(a))^2 / \sum_i t_i` over its samples."""
-        torch = networks.torch_module()
         batches, size = (
             (self.settings.average_batches, self.settings.average_batch_size)
             if softmax
@@ -345,7 +363,7 @@ class HoldemNeuralSolver:
             weighted_step(
                 network,
                 optimiser,
-                torch.from_numpy(self.inputs(keys)),
+                self.forward(network, keys),
                 self._mask[keys & ((1 << self._node_bits) - 1)],
                 memory.values[index],
                 weight / weight.sum(),  # t_i / sum_i t_i

@@ -506,7 +506,7 @@ class NeuralSolver(ABC):
             weighted_step(
                 network,
                 optimiser,
-                self._inputs[rows],
+                network(self._inputs[rows]),
                 self._mask[rows],
                 means[rows],  # y_bar_I
                 total[rows] / total.sum(),  # W_I / sum_i t_i
@@ -641,7 +641,7 @@ class NeuralSolver(ABC):
 def weighted_step(
     network: Any,
     optimiser: Any,
-    inputs: Any,
+    output: Any,
     legal: NDArray[np.bool_],
     target: NDArray[Any],
     mass: NDArray[Any],
@@ -650,12 +650,11 @@ def weighted_step(
     clip: float,
 ) -> None:
     r"""One Adam step on :math:`L = \sum_j m_j \sum_{a\ \mathrm{legal}} (f(x_j)_a - y_j(a))^2` over the rows
-    :math:`j` of ``inputs`` (a torch tensor), ``target`` :math:`y` and ``mass`` :math:`m`, with :math:`f` the
-    network's outputs (their softmax over the legal actions when ``softmax``), the gradient's norm clipped to
-    ``clip``."""
+    :math:`j` of ``output`` (the network's outputs :math:`f(x_j)`, a torch tensor that carries their gradient),
+    ``target`` :math:`y` and ``mass`` :math:`m`, with :math:`f` read through a softmax over the legal actions when
+    ``softmax``, the gradient's norm clipped to ``clip``."""
     torch = networks.torch_module()
     allowed = torch.from_numpy(np.ascontiguousarray(legal))
-    output = network(inputs)
     if softmax:
         output = torch.softmax(output.masked_fill(~allowed, -torch.inf), dim=1)
     goal = torch.from_numpy(np.asarray(target, dtype=np.float32))
