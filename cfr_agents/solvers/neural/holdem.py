@@ -331,7 +331,7 @@ class HoldemNeuralSolver:
                 self.value_networks[player] = self._fresh_network()
             self._optimisers[player] = self._optimiser(self.value_networks[player])
         for group in self._optimisers[player].param_groups:
-            group["lr"] = self.step_size()
+            group["lr"] = self.settings.step_size(self.iteration)
         self._fit(self.value_networks[player], self._optimisers[player], memory, softmax=False, rng=self._rng)
         if not networks.is_finite(self.value_networks[player]):
             raise self._not_finite(f"the weights of player {player}'s value network")
@@ -339,11 +339,6 @@ class HoldemNeuralSolver:
         if self.algorithm == "sd-cfr":
             self.kept |= networks.weights_of(self.value_networks[player], f"value{player}.{self.iteration}")
         self.training_seconds += time.perf_counter() - started
-
-    def step_size(self) -> float:
-        r""":math:`\eta_t = \eta \min(1, t_0 / t)^\kappa`."""
-        t, t0, kappa = self.iteration, self.settings.decay_start, self.settings.learning_rate_decay
-        return float(self.settings.learning_rate * min(1.0, t0 / t) ** kappa)
 
     def _optimiser(self, network: Any) -> Any:
         return networks.torch_module().optim.Adam(network.parameters(), lr=self.settings.learning_rate)

@@ -136,6 +136,11 @@ class NeuralSettings:
         ):
             allowed.check(name, getattr(self, name))
 
+    def step_size(self, t: int) -> float:
+        r""":math:`\eta_t = \eta \min(1, t_0 / t)^\kappa`, the value networks' step size at iteration :math:`t`."""
+        t0, kappa = self.decay_start, self.learning_rate_decay
+        return float(self.learning_rate * min(1.0, t0 / t) ** kappa)  # eta min(1, t0/t)^kappa
+
     def parameters(self) -> dict[str, object]:
         values = asdict(self)
         values["hidden"] = list(self.hidden)
@@ -448,9 +453,8 @@ class NeuralSolver(ABC):
         self.training_seconds += time.perf_counter() - started
 
     def step_size(self) -> float:
-        r""":math:`\eta_t = \eta \min(1, t_0 / t)^\kappa`, the value networks' step size at this iteration."""
-        t, t0, kappa = self.iteration, self.settings.decay_start, self.settings.learning_rate_decay
-        return float(self.settings.learning_rate * min(1.0, t0 / t) ** kappa)  # eta min(1, t0/t)^kappa
+        r""":math:`\eta_t`, the value networks' step size at this iteration (:meth:`NeuralSettings.step_size`)."""
+        return self.settings.step_size(self.iteration)
 
     @abstractmethod
     def _kept(self, player: int) -> None:
