@@ -1,6 +1,6 @@
-"""Neural CFR on the hold'em engine: sample keys that decode to OpenSpiel's information-state tensors, preset deals
-that pay what the engine pays, traversals whose regrets are unbiased samples of the exact counterfactual regrets,
-and models that score alike on the compiled tree and on the public tree, and learn."""
+"""Neural CFR on the hold'em engine: sample keys that decode to OpenSpiel's information-state tensors, traversals
+whose regrets are unbiased samples of the exact counterfactual regrets, and models that score alike on the compiled
+tree and on the public tree, play alike state by state, and learn."""
 
 from __future__ import annotations
 
@@ -10,18 +10,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from numba import njit
 
-from adapters.holdem.betting import DECISION, FOLD, SHOWDOWN
+from adapters.holdem.betting import DECISION
 from adapters.holdem.cards import private_hands
 from adapters.tensors import encoder
 from cfr_agents.holdem_play import HoldemPolicy, Position, walk_actions
 from cfr_agents.neural_policy import NeuralPolicy, from_solver
 from cfr_agents.public_tree.tree import build_public_tree
 from cfr_agents.solvers.neural import settings_of
-from cfr_agents.solvers.neural.holdem import HoldemNeuralSolver, showdown_signs
+from cfr_agents.solvers.neural.holdem import HoldemNeuralSolver
 from cfr_agents.solvers.sampling import kernel_tree
-from cfr_agents.solvers.sampling.deals import preset_deals, terminal_value
 from eval import holdem
 from eval.agents import NetworkAgent, openspiel_strategy
 from eval.exploitability import exploitability_of_strategy
@@ -61,28 +59,6 @@ def test_sample_keys_decode_to_the_information_state_tensors(game_id: str) -> No
         hole = cards[deal, player * k : (player + 1) * k][None, :]
         expected = s.tensors.of_node(player, betting.sequence[node], list(board), hole)[0]
         np.testing.assert_array_equal(got, expected)
-
-
-def test_preset_deals_pay_what_the_engine_pays() -> None:
-    """The walk's terminal value under preset deal ``k`` is the engine's payoff of that deal, at every fold and
-    showdown, for both players."""
-
-    @njit
-    def value_at(values: np.ndarray, node: int, player: int, deal: object, k: int) -> float:
-        deal.at[0] = k  # type: ignore[attr-defined]
-        return terminal_value(values, node, player, deal)
-
-    s = solver("fhp")
-    engine = s.tree.engine
-    betting = engine.betting
-    cards = s.deal(40)
-    deals = preset_deals(betting.kind == SHOWDOWN, showdown_signs(cards, 2, 4))
-    _, values, _, _ = s._kernel
-    terminals = np.flatnonzero(np.isin(betting.kind, (FOLD, SHOWDOWN)))
-    for k in range(cards.shape[0]):
-        for z in terminals:
-            payoffs = engine.payoffs(int(z), cards[k])
-            assert [value_at(values, int(z), p, deals, k) for p in range(2)] == list(payoffs)
 
 
 @pytest.mark.parametrize("player", [0, 1])

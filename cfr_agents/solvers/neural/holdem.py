@@ -7,18 +7,18 @@ A two-player limit ``universal_poker`` game (``fhp``, ``hulh``, the small hold'e
 runs on a compiled tree) runs, for each player :math:`p` in turn, a chunk of deals at a time:
 
 1. :math:`K` deals :math:`c_k` are drawn (``rng``), every card of a hand;
-2. :math:`\sigma^t(I_{k,d})` is computed at every decision node :math:`d` of the betting tree under every deal
-   :math:`k`, for the player :math:`q` to act, by regret matching on :math:`V(I_{k,d} \mid \theta_q)` (uniform
-   before :math:`\theta_q` is trained): one batched forward pass per player. :math:`I_{k,d}` is read as its
-   information-state tensor (:func:`engine_tensors`): :math:`q`'s position, hole cards, the board dealt by
-   :math:`d`'s round and the betting sequence;
-3. one external-sampling traversal per deal walks the betting tree (:func:`.traversal.traverse` with
-   :class:`~cfr_agents.solvers.sampling.deals.PresetDeals`): at :math:`p`'s nodes every action,
+2. the traversals walk the betting tree level by level for all :math:`K` deals at once
+   (:meth:`HoldemNeuralSolver.traverse`). At each level :math:`\sigma^t(I)` is computed at the decision nodes
+   reached, for the player :math:`q` to act, by regret matching on :math:`V(I \mid \theta_q)` (uniform before
+   :math:`\theta_q` is trained): one batched forward pass per player, :math:`I` read as its information-state
+   tensor (:func:`engine_tensors`: :math:`q`'s position, hole cards, the board dealt so far and the betting);
+3. external sampling: at :math:`p`'s nodes every action, and from the deepest level up
    :math:`\tilde v(I) = \sum_a \sigma^t(I,a)\,\tilde v(Ia)` and :math:`\tilde r^t(I,a) = \tilde v(Ia) - \tilde v(I)`
    into :math:`\mathcal M_{V,p}`; at the opponent's nodes one action drawn from :math:`\sigma^t(I)` and, for
    Deep CFR, :math:`(I, t, \sigma^t(I))` into :math:`\mathcal M_\Pi`; chance is the deal itself. A sample's
    infoset is kept as a key, the node and the cards its player sees, packed into one ``int64``
-   (:meth:`HoldemNeuralSolver.keys`);
+   (:meth:`HoldemNeuralSolver.keys`). The networks run only where the traversals go, a few dozen nodes a
+   deal, not at every node of a betting tree of thousands;
 4. :math:`\theta_p` is trained on mini-batches of :math:`\mathcal M_{V,p}`, each sample's tensor rebuilt from
    its key, to minimise :math:`\sum_i t_i \sum_a (V(I_i, a \mid \theta_p) - \tilde r_i(a))^2 / \sum_i t_i`.
 
@@ -41,23 +41,20 @@ from numba import njit
 from numpy.typing import NDArray
 
 import cfr_agents.solvers.neural.networks as networks
-import cfr_agents.solvers.neural.traversal as traversal
 from adapters import load_game
-from adapters.holdem.betting import DECISION, FOLD, SHOWDOWN
+from adapters.holdem.betting import DEAL, DECISION, FOLD, SHOWDOWN
 from adapters.holdem.cards import cards_rank
 from adapters.holdem.engine import HoldemEngine, holdem_engine
 from adapters.holdem.tensors import HoldemTensors, holdem_tensors
 from adapters.inputs import InputError, UnsupportedGameError
 from adapters.openspiel import PREFIX, OpenSpielGame
 from cfr_agents.solvers.neural.sd_cfr import kept_iterations
+from cfr_agents.solvers.neural.solver import TRAVERSAL_CHUNK, NeuralSettings, check_network_size, weighted_step
 from cfr_agents.solvers.neural.solver import Memory as _Memory
-from cfr_agents.solvers.neural.solver import NeuralSettings, check_network_size, weighted_step
-from cfr_agents.solvers.sampling.deals import betting_kernel, preset_deals
+from cfr_agents.solvers.sampling.deals import terminal_values
 from cfr_agents.tree import FloatArray
 
 IntArray = NDArray[np.int64]
-ROWS_PER_CHUNK = 1 << 19
-"""At most this many (deal, betting node) strategies are held at once: the deals of a chunk times the nodes."""
 CARD_BITS = 6
 """Bits of one card in a key: a card id plus one (0: no card), for decks of up to 63 cards."""
 
@@ -156,9 +153,7 @@ class HoldemNeuralSolver:
         self.algorithm, self.settings, self._rng = algorithm, settings, rng
         betting, rules = engine.betting, engine.rules
         self._nodes = betting.num_nodes
-        self._kernel = betting_kernel(engine, np.arange(self._nodes, dtype=np.int64))
-        self._bounds = traversal.visit_bounds(self._kernel[0])
-        self._showdown = betting.kind == SHOWDOWN
+        self._values = terminal_values(engine)
         self._player = betting.player.astype(np.int64)
         self._templates = self.tensors.betting_templates(betting)
         self._templates_torch = torch.from_numpy(self._templates)
@@ -195,11 +190,8 @@ class HoldemNeuralSolver:
 
     @property
     def chunk(self) -> int:
-        """Deals per chunk: at most :data:`ROWS_PER_CHUNK` node strategies and :data:`.solver.TRAVERSAL_CHUNK`
-        traversals at once."""
-        from cfr_agents.solvers.neural.solver import TRAVERSAL_CHUNK
-
-        return max(1, min(self.settings.traversals, TRAVERSAL_CHUNK, ROWS_PER_CHUNK // self._nodes))
+        """Deals walked at once: at most :data:`~cfr_agents.solvers.neural.solver.TRAVERSAL_CHUNK`."""
+        return min(self.settings.traversals, TRAVERSAL_CHUNK)
 
     def run(self, iterations: int) -> None:
         """``iterations`` iterations: both players' traversals and value-network training."""
@@ -216,32 +208,85 @@ class HoldemNeuralSolver:
 
     def traverse(self, player: int, count: int) -> Samples:
         r"""``count`` external-sampling traversals for ``player`` under :math:`\sigma^t` (the networks as they are),
-        one fresh deal each: their samples, in the order visited."""
-        nodes, values, cdf, depth_bound = self._kernel
-        own_bound, other_bound = self._bounds[player] * count
-        own_infoset = np.empty(own_bound, np.int64)
-        own_regret = np.zeros((own_bound, 3))
-        other_infoset = np.empty(other_bound, np.int64)
+        one fresh deal each, walked level by level for all deals at once: at each level the networks run once per
+        player on the decision nodes reached, the traverser's nodes open every action, the opponent's draw one
+        from :math:`\sigma^t(I)`, a deal node passes to its round. Then, from the deepest level up,
+        :math:`\tilde v(I) = \sum_a \sigma^t(I,a)\,\tilde v(Ia)` at the traverser's nodes (the child's value
+        elsewhere), and :math:`\tilde r^t(I,a) = \tilde v(Ia) - \tilde v(I)`. Returns the samples, the traverser's
+        by level."""
+        betting = self.tree.engine.betting
         cards = self.deal(count)
-        sigma = self.strategies(cards)
-        deals = preset_deals(self._showdown, showdown_signs(cards, self._hole, self.tensors.rules.num_suits))
-        owns, others, touched = traversal.traverse(
-            count,
-            player,
-            nodes,
-            values,
-            cdf,
-            depth_bound,
-            sigma,
-            self._stream,
-            own_infoset,
-            own_regret,
-            other_infoset,
-            deals,
-        )
-        self.nodes_touched += touched
-        seen = other_infoset[:others]
-        return Samples(self.keys(cards, own_infoset[:owns]), own_regret[:owns], self.keys(cards, seen), sigma[seen])
+        signs = showdown_signs(cards, self._hole, self.tensors.rules.num_suits)
+        deal, node = [np.arange(count)], [np.zeros(count, dtype=np.int64)]
+        parent, weight = [np.full(count, -1)], [np.ones(count)]
+        sigma_of: list[FloatArray] = []
+        opens: list[IntArray] = []  # per level: the first child item of each item (-1 where it has none)
+        total = 0
+        while True:
+            level_deal, level_node = deal[-1], node[-1]
+            items = total + np.arange(level_node.size)
+            total += level_node.size
+            kind = betting.kind[level_node]
+            sigma = np.zeros((level_node.size, 3))
+            decision = np.flatnonzero(kind == DECISION)
+            for mover in range(2):
+                rows = decision[self._player[level_node[decision]] == mover]
+                if rows.size:
+                    sigma[rows] = self._sigma(mover, level_deal[rows] * self._nodes + level_node[rows], cards)
+            sigma_of.append(sigma)
+            mine = (kind == DECISION) & (self._player[level_node] == player)
+            single = (kind == DEAL) | ((kind == DECISION) & ~mine)
+            drawn = np.zeros(level_node.size, dtype=np.int64)
+            other = np.flatnonzero((kind == DECISION) & ~mine)
+            above = self._rng.random(other.size)[:, None] > np.cumsum(sigma[other], axis=1)
+            drawn[other] = np.minimum(above.sum(axis=1), betting.num_children[level_node[other]] - 1)  # a ~ sigma(I)
+            width = np.where(mine, betting.num_children[level_node], single.astype(np.int64))
+            first_item = total + np.cumsum(width) - width
+            opens.append(np.where(width > 0, first_item, -1))
+            if not width.any():
+                break
+            source = np.repeat(np.arange(level_node.size), width)
+            offset = np.arange(source.size) - np.repeat(np.cumsum(width) - width, width)
+            action = np.where(mine[source], offset, drawn[source])
+            deal.append(level_deal[source])
+            node.append(betting.first_child[level_node[source]].astype(np.int64) + action)
+            parent.append(items[source])
+            weight.append(np.where(mine[source], sigma[source, np.minimum(action, 2)], 1.0))
+        all_deal, all_node = np.concatenate(deal), np.concatenate(node)
+        all_parent, all_weight = np.concatenate(parent), np.concatenate(weight)
+        value = np.zeros(total)
+        kind = betting.kind[all_node]
+        ends = np.flatnonzero(np.isin(kind, (FOLD, SHOWDOWN)))
+        stake = self._values[all_node[ends], player]
+        value[ends] = np.where(kind[ends] == SHOWDOWN, stake * signs[all_deal[ends], player], stake)  # u_i(z)
+        starts = np.cumsum([0] + [level.size for level in node])
+        for level in range(len(node) - 1, 0, -1):  # children hand their values up, deepest level first
+            items = np.arange(starts[level], starts[level + 1])
+            np.add.at(value, all_parent[items], all_weight[items] * value[items])  # v(I) = sum_a sigma(I,a) v(Ia)
+        sigma = np.concatenate(sigma_of)
+        first = np.concatenate(opens)
+        own = np.flatnonzero((kind == DECISION) & (self._player[all_node] == player))
+        children = first[own][:, None] + np.arange(3)[None, :]
+        legal = self._mask[all_node[own]]
+        regrets = np.where(legal, value[np.where(legal, children, 0)] - value[own][:, None], 0.0)  # v(Ia) - v(I)
+        seen = np.flatnonzero((kind == DECISION) & (self._player[all_node] != player))
+        self.nodes_touched += total
+        own_rows = all_deal[own] * self._nodes + all_node[own]
+        seen_rows = all_deal[seen] * self._nodes + all_node[seen]
+        return Samples(self.keys(cards, own_rows), regrets, self.keys(cards, seen_rows), sigma[seen])
+
+    def _sigma(self, player: int, rows: IntArray, cards: IntArray) -> FloatArray:
+        r""":math:`\sigma^t` of ``player`` at rows :math:`kN + d` (decision nodes of ``player`` under ``cards[k]``):
+        regret matching on its value network's advantages, uniform before the network is trained."""
+        mask = self._mask[rows % self._nodes]
+        if not self._trained[player]:
+            uniform: FloatArray = mask / mask.sum(axis=1, keepdims=True)
+            return uniform
+        with networks.torch_module().no_grad():
+            advantages = self.forward(self.value_networks[player], self.keys(cards, rows)).double().numpy()
+        if not np.isfinite(advantages).all():
+            raise self._not_finite(f"the advantages player {player}'s value network predicts")
+        return networks.regret_matching(advantages, mask)
 
     def deal(self, count: int) -> IntArray:
         """``(count, cards)``: every card of ``count`` hands, drawn without replacement (player 0's hole cards,
@@ -249,28 +294,6 @@ class HoldemNeuralSolver:
         deck = self.tensors.rules.deck_size
         order: IntArray = np.argsort(self._rng.random((count, deck)), axis=1)[:, : self._dealt].astype(np.int64)
         return order
-
-    def strategies(self, cards: IntArray) -> FloatArray:
-        r"""``(K * N, 3)``: :math:`\sigma^t` at every betting node of every deal (row :math:`kN + d`; uniform over
-        the legal actions before a player's network is trained, zeros where no one acts)."""
-        count = cards.shape[0]
-        sigma = np.zeros((count, self._nodes, 3))
-        for player in range(2):
-            decisions = self._decisions[player]
-            mask = self._mask[decisions]
-            if not self._trained[player]:
-                sigma[:, decisions] = (mask / mask.sum(axis=1, keepdims=True))[None]
-                continue
-            rows = np.repeat(np.arange(count), decisions.size) * self._nodes + np.tile(decisions, count)
-            with networks.torch_module().no_grad():
-                output = self.forward(self.value_networks[player], self.keys(cards, rows))
-            advantages = output.double().numpy()
-            if not np.isfinite(advantages).all():
-                raise self._not_finite(f"the advantages player {player}'s value network predicts")
-            sigma[:, decisions] = networks.regret_matching(advantages, np.tile(mask, (count, 1))).reshape(
-                count, decisions.size, 3
-            )
-        return sigma.reshape(count * self._nodes, 3)
 
     def keys(self, cards: IntArray, rows: IntArray) -> IntArray:
         r"""The key of the infoset at row :math:`kN + d` of each of ``rows``: node :math:`d`, then each card the

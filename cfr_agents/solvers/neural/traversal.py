@@ -19,7 +19,7 @@ reservoir is full. Every sample offered so far is then equally likely to be held
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -109,11 +109,8 @@ def traverse(
     own_infoset: np.ndarray,
     own_regret: np.ndarray,
     other_infoset: np.ndarray,
-    deal: Any = None,
 ) -> tuple[int, int, int]:
-    r"""``traversals`` external-sampling traversals for ``player`` under ``current`` (:math:`\sigma^t`), on a
-    compiled tree (``deal`` ``None``) or on the hold'em engine's betting tree, one preset deal each
-    (:class:`~cfr_agents.solvers.sampling.deals.PresetDeals`, its infosets numbered :math:`kN + d`).
+    r"""``traversals`` external-sampling traversals for ``player`` under ``current`` (:math:`\sigma^t`).
 
     Writes the advantage samples' infosets and :math:`\tilde r^t` to ``own_infoset``/``own_regret`` and the
     strategy samples' infosets to ``other_infoset`` (their :math:`\sigma^t` is ``current`` there), in the
@@ -121,21 +118,13 @@ def traverse(
     advantage and strategy samples written and of nodes touched.
     """
     context = Context(current, rng, own_infoset, own_regret, other_infoset, np.zeros(2, np.int64))
-    stack = frames(depth_bound, current.shape[1])
-    touched = _traversals(traversals, player, nodes, values, cdf, stack, context, deal)
+    touched = _traversals(traversals, player, nodes, values, cdf, frames(depth_bound, current.shape[1]), context)
     return int(context.written[0]), int(context.written[1]), touched
 
 
 @traversal_loop
 def _traversals(
-    traversals: int,
-    player: int,
-    nodes: np.ndarray,
-    values: np.ndarray,
-    cdf: np.ndarray,
-    stack: Stack,
-    context: Context,
-    deal: Any,
+    traversals: int, player: int, nodes: np.ndarray, values: np.ndarray, cdf: np.ndarray, stack: Stack, context: Context
 ) -> int:
     """The traversals; the number of nodes they entered."""
     touched = 0
@@ -153,7 +142,7 @@ def _traversals(
             every_action,
             _leave,
             context,
-            deal,
+            None,
         )
         touched += entered
     return touched

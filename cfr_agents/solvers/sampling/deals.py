@@ -17,11 +17,6 @@ cards are dealt once per traversal, at its start (:func:`draw_deal`), into a :cl
   does not depend on the cards.
 
 The betting tree's deal nodes stay chance nodes with one child: the cards they stand for are already drawn.
-
-Neural CFR on the engine (:mod:`cfr_agents.solvers.neural.holdem`) deals its cards before the traversals, since
-its strategies are computed for every deal at once: a :class:`PresetDeals` holds each traversal's showdown result,
-:func:`draw_deal` moves to the next deal, and the infoset of decision node :math:`d` in deal :math:`k` is row
-:math:`kN + d` (:math:`N` betting nodes) of the strategies computed for the chunk of deals.
 """
 
 from __future__ import annotations
@@ -72,22 +67,6 @@ class HoldemDeal(NamedTuple):
     r"""float64 ``(2,)``: :math:`s_i`."""
 
 
-class PresetDeals(NamedTuple):
-    """Deals drawn before the traversals: one traversal walks each, in order."""
-
-    showdown: np.ndarray
-    """bool ``(nodes,)``: whether the node is a showdown."""
-    sign: np.ndarray
-    r"""float64 ``(K, 2)``: :math:`s_i` of each deal."""
-    at: np.ndarray
-    """int64 ``(1,)``: the deal being walked (-1 before the first)."""
-
-
-def preset_deals(showdown: np.ndarray, sign: np.ndarray) -> PresetDeals:
-    """The deals whose showdown results are ``sign`` ``(K, 2)``, on a betting tree whose showdowns are ``showdown``."""
-    return PresetDeals(showdown, np.ascontiguousarray(sign, dtype=np.float64), np.full(1, -1, dtype=np.int64))
-
-
 def infoset_at(nodes: np.ndarray, node: int, player: int, deal: Any) -> int:
     """The regret-table row of the infoset at decision ``node`` of ``player`` (compiled only)."""
     raise NotImplementedError
@@ -107,10 +86,6 @@ def _is_holdem(deal: Any) -> bool:
     return isinstance(deal, types.BaseNamedTuple) and getattr(deal, "instance_class", None) is HoldemDeal
 
 
-def _is_preset(deal: Any) -> bool:
-    return isinstance(deal, types.BaseNamedTuple) and getattr(deal, "instance_class", None) is PresetDeals
-
-
 # Numba checks that an implementation's parameters match the overload's, annotations included: hence ``Any``.
 
 
@@ -128,12 +103,6 @@ def _infoset_at(nodes: Any, node: Any, player: Any, deal: Any) -> Any:
             return nodes[node, INDEX] + deal.bucket[player, deal.round[node]]  # type: ignore[no-any-return]
 
         return holdem_infoset
-    if _is_preset(deal):
-
-        def preset_infoset(nodes: Any, node: Any, player: Any, deal: Any) -> int:
-            return deal.at[0] * nodes.shape[0] + nodes[node, INDEX]  # type: ignore[no-any-return]  # kN + d
-
-        return preset_infoset
     return None
 
 
@@ -152,13 +121,6 @@ def _terminal_value(values: Any, node: Any, player: Any, deal: Any) -> Any:
             return value * deal.sign[player] if deal.showdown[node] else value
 
         return holdem_value
-    if _is_preset(deal):
-
-        def preset_value(values: Any, node: Any, player: Any, deal: Any) -> float:
-            value: float = values[node, player]
-            return value * deal.sign[deal.at[0], player] if deal.showdown[node] else value
-
-        return preset_value
     return None
 
 
@@ -176,12 +138,6 @@ def _draw_deal(deal: Any, rng: Any) -> Any:
             _deal_holdem(deal, rng)
 
         return holdem_deal
-    if _is_preset(deal):
-
-        def next_deal(deal: Any, rng: Any) -> None:
-            deal.at[0] += 1
-
-        return next_deal
     return None
 
 
@@ -209,6 +165,21 @@ def _deal_holdem(deal: HoldemDeal, rng: np.ndarray) -> None:
     deal.sign[0], deal.sign[1] = outcome, -outcome
 
 
+def terminal_values(engine: HoldemEngine) -> np.ndarray:
+    """``(N, 2)`` over the engine's betting tree: at a fold each player's payoff, at a showdown the stake (each
+    player's payoff is the stake times :math:`s_i`, the deal's showdown result), 0 elsewhere."""
+    betting = engine.betting
+    kind = betting.kind.astype(np.int64)
+    values = np.zeros((betting.num_nodes, 2))
+    folder = betting.player.astype(np.int64)
+    for z in np.flatnonzero(kind == FOLD):  # the folder loses what it put in
+        lost = betting.spent[z, folder[z]] * engine.payoff_scale
+        values[z, folder[z]], values[z, 1 - folder[z]] = -lost, lost
+    showdown = kind == SHOWDOWN
+    values[showdown] = betting.spent[showdown, :1] * engine.payoff_scale  # the stake, times s_i per deal
+    return values
+
+
 def betting_kernel(engine: HoldemEngine, row_base: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """The engine's betting tree as the kernels read it (:data:`~.kernel_support.CODE`), without its deal:
     ``(nodes, values, cdf, depth_bound)``, a decision node's infoset column holding ``row_base[node]``, a
@@ -223,13 +194,7 @@ def betting_kernel(engine: HoldemEngine, row_base: np.ndarray) -> tuple[np.ndarr
     nodes[:, INDEX] = np.maximum(row_base, 0)
     nodes[:, FIRST] = np.maximum(betting.first_child, 0)
     nodes[:, COUNT] = betting.num_children
-    values = np.zeros((count, 2))
-    folder = betting.player.astype(np.int64)
-    for z in np.flatnonzero(kind == FOLD):  # the folder loses what it put in
-        lost = betting.spent[z, folder[z]] * engine.payoff_scale
-        values[z, folder[z]], values[z, 1 - folder[z]] = -lost, lost
-    showdown = kind == SHOWDOWN
-    values[showdown] = betting.spent[showdown, :1] * engine.payoff_scale  # the stake, times s_i per deal
+    values = terminal_values(engine)
     cdf = np.zeros(count)
     cdf[betting.first_child[kind == DEAL]] = 1.0
     depth = np.zeros(count, dtype=np.int64)
