@@ -50,7 +50,7 @@ from adapters.inputs import InputError
 from adapters.tensors import encoder
 from cfr_agents.solvers.neural import DeepCFRSolver, NeuralSolver, SingleDeepCFRSolver, networks
 from cfr_agents.solvers.neural.holdem import HoldemNeuralSolver
-from cfr_agents.solvers.neural.sd_cfr import kept_iterations
+from cfr_agents.solvers.neural.sd_cfr import kept_weights
 from cfr_agents.tree import CompiledTree, FloatArray, load_tree
 
 if TYPE_CHECKING:
@@ -276,11 +276,7 @@ def from_solver(solver: NeuralSolver | HoldemNeuralSolver) -> NeuralPolicy:
         weights = networks.weights_of(solver.average_network, "average")
     else:
         assert isinstance(solver, SingleDeepCFRSolver)
-        played = kept_iterations(solver.iteration, solver.settings.kept_networks)
-        chosen = {f"value{p}.{t}" for t in played for p in range(2)}
-        weights = {
-            name: value for name, value in getattr(solver, "kept", {}).items() if name.rsplit(".", 2)[0] in chosen
-        }
+        weights = kept_weights(solver.kept, solver.iteration, solver.settings.kept_networks)
     return NeuralPolicy(
         solver.tree.game_id,
         solver.tree.rules_fingerprint,

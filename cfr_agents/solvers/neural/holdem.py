@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -48,7 +48,7 @@ from adapters.holdem.engine import HoldemEngine, holdem_engine
 from adapters.holdem.tensors import HoldemTensors, holdem_tensors
 from adapters.inputs import InputError, UnsupportedGameError
 from adapters.openspiel import PREFIX, OpenSpielGame
-from cfr_agents.solvers.neural.sd_cfr import kept_iterations
+from cfr_agents.solvers.neural.sd_cfr import kept_weights
 from cfr_agents.solvers.neural.solver import TRAVERSAL_CHUNK, NeuralSettings, check_network_size, weighted_step
 from cfr_agents.solvers.neural.solver import Memory as _Memory
 from cfr_agents.solvers.sampling.deals import terminal_values
@@ -412,24 +412,13 @@ class HoldemNeuralSolver:
         1 to :math:`T-1` (thinned to ``kept_networks`` blocks of equal linear weight, as on a compiled tree)."""
         if self.algorithm == "deep-cfr":
             return networks.weights_of(self.average_network(), "average")
-        played = kept_iterations(self.iteration, self.settings.kept_networks)
-        chosen = {f"value{p}.{t}" for t in played for p in range(2)}
-        return {name: value for name, value in self.kept.items() if name.rsplit(".", 2)[0] in chosen}
+        return kept_weights(self.kept, self.iteration, self.settings.kept_networks)
 
     def compile(self) -> float:
         """Compile the traversal, reservoir and showdown kernels (or load them from Numba's cache) on one deal and a
         scratch solver; seconds taken."""
         started = time.perf_counter()
-        ones = replace(
-            self.settings,
-            traversals=1,
-            advantage_batches=1,
-            advantage_batch_size=1,
-            advantage_memory=1,
-            average_batches=1,
-            average_batch_size=1,
-            strategy_memory=1,
-        )
+        ones = self.settings.smallest()
         scratch = HoldemNeuralSolver(self.tree.game_id, self.algorithm, ones, np.random.default_rng(0))
         scratch.run(1)
         return time.perf_counter() - started

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from typing import ClassVar
 
 import numpy as np
@@ -86,3 +87,10 @@ def kept_iterations(iterations: int, keep: int) -> list[int]:
     if keep and keep < len(played):
         return sorted({played[math.ceil(len(played) * math.sqrt((j + 1) / keep)) - 1] for j in range(keep)})
     return played
+
+
+def kept_weights(kept: Mapping[str, NDArray[np.float32]], iterations: int, keep: int) -> dict[str, NDArray[np.float32]]:
+    """The arrays of ``kept`` (``value<p>.<t>.*``) that a model of ``iterations`` iterations thinned to ``keep``
+    networks a player holds (:func:`kept_iterations`)."""
+    chosen = {f"value{p}.{t}" for t in kept_iterations(iterations, keep) for p in range(2)}
+    return {name: value for name, value in kept.items() if name.rsplit(".", 2)[0] in chosen}

@@ -136,6 +136,20 @@ class NeuralSettings:
         ):
             allowed.check(name, getattr(self, name))
 
+    def smallest(self) -> NeuralSettings:
+        """These settings with one traversal, one-sample batches and reservoirs: a scratch solver that compiles the
+        kernels (or loads them from Numba's cache) at the least cost."""
+        return replace(
+            self,
+            traversals=1,
+            advantage_batches=1,
+            advantage_batch_size=1,
+            advantage_memory=1,
+            average_batches=1,
+            average_batch_size=1,
+            strategy_memory=1,
+        )
+
     def step_size(self, t: int) -> float:
         r""":math:`\eta_t = \eta \min(1, t_0 / t)^\kappa`, the value networks' step size at iteration :math:`t`."""
         t0, kappa = self.decay_start, self.learning_rate_decay
@@ -553,16 +567,7 @@ class NeuralSolver(ABC):
         """Compile the traversal and reservoir kernels, or load them from Numba's cache, on a scratch solver
         of one traversal and one-sample batches; seconds taken."""
         started = time.perf_counter()
-        ones = replace(
-            self.settings,
-            traversals=1,
-            advantage_batches=1,
-            advantage_batch_size=1,
-            advantage_memory=1,
-            average_batches=1,
-            average_batch_size=1,
-            strategy_memory=1,
-        )
+        ones = self.settings.smallest()
         scratch = type(self)(self.tree, self._inputs.numpy(), self.algorithm, ones, np.random.default_rng(0))
         scratch.run(1)
         return time.perf_counter() - started
