@@ -3,7 +3,7 @@
 A :class:`Game` hands out an initial :class:`State`; a state is immutable and
 answers everything a solver or an evaluator needs:
 
-* ``current_player()`` -- ``0`` or ``1``, :data:`CHANCE` or :data:`TERMINAL`;
+* ``current_player()`` -- a player ``0`` to ``n - 1``, :data:`CHANCE` or :data:`TERMINAL`;
 * ``chance_outcomes()`` -- ``(outcome, probability)`` pairs with exact probabilities;
 * ``legal_actions()`` -- the acting player's action ids, ascending;
 * ``child(action)`` -- the state after ``action`` (the receiver is not modified);
@@ -38,14 +38,19 @@ TERMINAL: Final = -4
 """``current_player()`` of a terminal state (OpenSpiel's ``pyspiel.PlayerId.TERMINAL``)."""
 
 NUM_PLAYERS: Final = 2
+"""The players of every game but the n-player ones an adapter loads on request (:attr:`Game.num_players`)."""
 
 
 class State(ABC):
     """An immutable game state; see the module docstring for the contract."""
 
     def current_player(self) -> int:
-        """``0``/``1`` at a decision node, :data:`CHANCE` or :data:`TERMINAL` otherwise."""
+        """The acting player at a decision node, :data:`CHANCE` or :data:`TERMINAL` otherwise."""
         return self._player()
+
+    def num_players(self) -> int:
+        """The game's number of players."""
+        return NUM_PLAYERS
 
     def is_terminal(self) -> bool:
         return self._player() == TERMINAL
@@ -76,7 +81,7 @@ class State(ABC):
             )
         return self._apply(action)
 
-    def returns(self) -> tuple[float, float]:
+    def returns(self) -> tuple[float, ...]:
         """Payoff per player at a terminal state, in the game's units."""
         if not self.is_terminal():
             raise InputError(f"returns() called at a non-terminal state {self}")
@@ -84,8 +89,8 @@ class State(ABC):
 
     def information_state_key(self, player: int) -> str:
         """A perfect-recall key of everything ``player`` has observed so far."""
-        if player not in range(NUM_PLAYERS):
-            raise InputError(f"no player {player} in a two-player game")
+        if player not in range(self.num_players()):
+            raise InputError(f"no player {player} in a {self.num_players()}-player game")
         return self._key(player)
 
     def __deepcopy__(self, memo: dict[int, object]) -> State:
@@ -111,7 +116,7 @@ class State(ABC):
     def _apply(self, action: int) -> State: ...
 
     @abstractmethod
-    def _payoffs(self) -> tuple[float, float]: ...
+    def _payoffs(self) -> tuple[float, ...]: ...
 
     @abstractmethod
     def _key(self, player: int) -> str: ...
@@ -162,7 +167,8 @@ class GameFacts:
 
 
 class Game(ABC):
-    """A two-player zero-sum extensive-form game with perfect recall."""
+    """An extensive-form game with perfect recall: two-player zero-sum, unless an adapter was asked for an
+    n-player or general-sum game (:attr:`num_players`, :attr:`zero_sum`)."""
 
     game_id: str
     """The id :func:`adapters.load_game` accepts, e.g. ``"openspiel:leduc_poker"``."""
@@ -170,6 +176,9 @@ class Game(ABC):
     """The unit of :meth:`State.returns`: ``"chips"`` or ``"BB"`` (big blinds)."""
     num_distinct_actions: int
     """Player action ids lie in ``range(num_distinct_actions)``."""
+    num_players: int = NUM_PLAYERS
+    zero_sum: bool = True
+    """The payoffs of every terminal add up to 0."""
 
     @abstractmethod
     def new_initial_state(self) -> State: ...

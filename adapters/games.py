@@ -74,9 +74,10 @@ def canonical_game_id(game_id: str) -> str:
     return game_id if named is None else named.game_id
 
 
-def load_game(game_id: str) -> Game:
+def load_game(game_id: str, *, any_players: bool = False) -> Game:
     """The game for ``openspiel:<pyspiel game string>``, ``rlcard:<env id>``, ``pettingzoo:<environment>`` or a name
-    in :data:`NAMED_GAMES`."""
+    in :data:`NAMED_GAMES`: a two-player zero-sum game, or with ``any_players`` an OpenSpiel game of any number of
+    players and any utility (what the compiled tree, the full-tree solvers and exact NashConv take)."""
     toolkit, _, name = canonical_game_id(game_id).partition(":")
     if not name:
         raise UnknownGameError(
@@ -86,7 +87,7 @@ def load_game(game_id: str) -> Game:
     if toolkit == "openspiel":
         from adapters.openspiel import OpenSpielGame
 
-        return OpenSpielGame(name)
+        return OpenSpielGame(name, any_players=any_players)
     if toolkit == "rlcard":
         from adapters.rlcard import RLCardGame
 

@@ -138,13 +138,14 @@ def _whole_numbers(key: str, value: object) -> tuple[int, ...]:
     return numbers
 
 
-def check_supported(game: pyspiel.Game, game_string: str) -> None:
-    """Refuse what the interface cannot represent: it needs 2p, zero-sum, sequential, info states."""
+def check_supported(game: pyspiel.Game, game_string: str, *, any_players: bool = False) -> None:
+    """Refuse what the interface cannot represent: sequential games with perfect-recall information states and
+    enumerable chance; two-player zero-sum, unless ``any_players`` also lets in n-player and general-sum games."""
     game_type = game.get_type()
     problems = []
-    if game.num_players() != NUM_PLAYERS:
+    if game.num_players() != NUM_PLAYERS and not (any_players and game.num_players() > 1):
         problems.append(f"{game.num_players()} players")
-    if game_type.utility != pyspiel.GameType.Utility.ZERO_SUM:
+    if game_type.utility != pyspiel.GameType.Utility.ZERO_SUM and not any_players:
         problems.append(f"utility {game_type.utility.name}")
     if game_type.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
         problems.append(f"dynamics {game_type.dynamics.name}")
@@ -153,9 +154,14 @@ def check_supported(game: pyspiel.Game, game_string: str) -> None:
     if game_type.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
         problems.append("sampled (non-enumerable) chance")
     if problems:
-        raise UnsupportedGameError(
-            f"{game_string!r} is not a two-player zero-sum sequential game with perfect recall ({', '.join(problems)})"
+        kind = "sequential game" if any_players else "two-player zero-sum sequential game"
+        only_players_or_utility = all(p.endswith(" players") or p.startswith("utility ") for p in problems)
+        hint = (
+            "; n-player and general-sum games run with train (full-tree algorithms) and exploitability"
+            if only_players_or_utility and not any_players
+            else ""
         )
+        raise UnsupportedGameError(f"{game_string!r} is not a {kind} with perfect recall ({', '.join(problems)}){hint}")
 
 
 class OpenSpielState(State):
@@ -182,9 +188,11 @@ class OpenSpielState(State):
     def _apply(self, action: int) -> OpenSpielState:
         return OpenSpielState(self._state.child(action))
 
-    def _payoffs(self) -> tuple[float, float]:
-        first, second = self._state.returns()
-        return float(first), float(second)
+    def num_players(self) -> int:
+        return int(self._state.num_players())
+
+    def _payoffs(self) -> tuple[float, ...]:
+        return tuple(float(value) for value in self._state.returns())
 
     def _key(self, player: int) -> str:
         return str(self._state.information_state_string(player))
@@ -194,15 +202,18 @@ class OpenSpielState(State):
 
 
 class OpenSpielGame(Game):
-    """``openspiel:<game string>``, e.g. ``openspiel:leduc_poker`` or ``openspiel:kuhn_poker()``."""
+    """``openspiel:<game string>``, e.g. ``openspiel:leduc_poker`` or ``openspiel:kuhn_poker()``; with
+    ``any_players``, n-player and general-sum games too (``openspiel:kuhn_poker(players=3)``)."""
 
     units = "chips"
 
-    def __init__(self, game_string: str) -> None:
+    def __init__(self, game_string: str, *, any_players: bool = False) -> None:
         self.pyspiel_game = _load_pyspiel(game_string)
-        check_supported(self.pyspiel_game, game_string)
+        check_supported(self.pyspiel_game, game_string, any_players=any_players)
         self.game_id = PREFIX + game_string
         self.num_distinct_actions = self.pyspiel_game.num_distinct_actions()
+        self.num_players = self.pyspiel_game.num_players()
+        self.zero_sum = self.pyspiel_game.get_type().utility == pyspiel.GameType.Utility.ZERO_SUM
 
     def new_initial_state(self) -> OpenSpielState:
         return OpenSpielState(self.pyspiel_game.new_initial_state())

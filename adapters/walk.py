@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from adapters.base import CHANCE, NUM_PLAYERS, TERMINAL, Game
+from adapters.base import CHANCE, TERMINAL, Game
 from adapters.inputs import UnsupportedGameError
 
 IntArray = NDArray[np.int64]
@@ -50,7 +50,7 @@ class Walk:
     terminal_reach: FloatArray
     """Product of the chance probabilities on the path to each terminal, terminals in preorder."""
     terminal_returns: FloatArray
-    """``(terminals, 2)``: each terminal's returns."""
+    """``(terminals, players)``: each terminal's returns."""
     keys: tuple[str, ...]
     """The information-state keys of the decision nodes, in order of first visit."""
     key_player: IntArray
@@ -156,7 +156,7 @@ def walk(game: Game) -> Walk:
         chance_outcome=_ints(chance_outcomes),
         chance_probability=_floats(chance_probabilities),
         terminal_reach=_floats(terminal_reach),
-        terminal_returns=_floats(terminal_returns).reshape(-1, NUM_PLAYERS),
+        terminal_returns=_floats(terminal_returns).reshape(-1, game.num_players),
         keys=tuple(keys),
         key_player=_ints(key_player),
         key_actions=tuple(map(tuple, key_actions)),

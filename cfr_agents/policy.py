@@ -142,8 +142,9 @@ class Policy:
         return replace(self, game_id=target.game_id, rules_fingerprint=target.rules_fingerprint)
 
     def game(self) -> Game:
-        """The game this policy is for, after checking the installed rules still match."""
-        game = load_game(self.game_id)
+        """The game this policy is for, after checking the installed rules still match (an n-player or general-sum
+        game too: the policy was made on its tree)."""
+        game = load_game(self.game_id, any_players=True)
         self.check_game(game.game_id, game.rules_fingerprint, game.units)
         return game
 
@@ -259,7 +260,7 @@ def policy_of_json(data: object, source: str) -> Policy:
             _check_row(key, row, fail)
         raise AssertionError("a row the whole-array check refuses passes the row check")  # pragma: no cover
     try:
-        tree = load_tree(data["game"])
+        tree = load_tree(data["game"], any_players=True)  # the policy's own game, of any number of players
     except InputError as error:
         raise fail(f"is for a game that cannot be loaded: {error}") from None
     policy = Policy(

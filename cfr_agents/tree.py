@@ -16,7 +16,8 @@ Layout (``A`` = the most legal actions at any infoset, ``N`` = infosets):
 * ``parent_sequence[I]`` is the acting player's previous sequence before ``I`` (perfect
   recall makes it unique -- the compiler checks it).
 * Terminal ``z`` carries ``terminal_sequence[p, z]`` (player ``p``'s last sequence on
-  the path), the chance reach ``terminal_chance[z]`` and ``terminal_utility[p, z]``.
+  the path), the chance reach ``terminal_chance[z]`` and ``terminal_utility[p, z]``, for each
+  of the game's players (two, or n for an n-player game).
 
 The node-level structure (CSR children, chance probabilities, infoset per node) is
 kept as well, for samplers and for exact values between arbitrary agents.
@@ -96,6 +97,33 @@ class CompiledTree:
         return len(self.infoset_keys)
 
     @property
+    def num_players(self) -> int:
+        return int(self.terminal_utility.shape[0])
+
+    @functools.cached_property
+    def constant_sum(self) -> bool:
+        """The payoffs add up to one total at every terminal, within rounding: exploitability, ``NashConv / n``,
+        means something (:mod:`eval.exploitability`)."""
+        totals = self.terminal_utility.sum(axis=0)
+        return bool(np.allclose(totals, totals[0], rtol=0.0, atol=1e-9))
+
+    @functools.cached_property
+    def two_player_zero_sum(self) -> bool:
+        """Two players whose payoffs add up to 0 at every terminal, within rounding: the games the
+        two-player kernels (payoff blocks, sampled solvers, matches) are for."""
+        return self.num_players == NUM_PLAYERS and bool(
+            np.allclose(self.terminal_utility.sum(axis=0), 0.0, rtol=0.0, atol=1e-9)
+        )
+
+    def require_two_player_zero_sum(self, what: str) -> None:
+        """Refuse, in one line, to run ``what`` on an n-player or general-sum tree."""
+        if not self.two_player_zero_sum:
+            raise UnsupportedGameError(
+                f"{what} need a two-player zero-sum game; {self.game_id} has {self.num_players} players"
+                + ("" if self.num_players != NUM_PLAYERS else " and payoffs that do not add up to 0")
+            )
+
+    @property
     def max_actions(self) -> int:
         return int(self.action_mask.shape[1])
 
@@ -142,10 +170,10 @@ class CompiledTree:
             np.multiply(x[parents][:, None], strategy[start:stop], out=cells[start:stop])
 
     def realization_plan(self, strategy: FloatArray) -> FloatArray:
-        """Both players' realization plans of an ``(N, A)`` strategy, as one per-sequence vector."""
+        """Every player's realization plan of an ``(N, A)`` strategy, as one per-sequence vector."""
         x = np.zeros(self.num_sequences)
         x[self.root_sequence] = 1.0
-        for player in range(NUM_PLAYERS):
+        for player in range(self.num_players):
             self.fill_realization(strategy, x, player)
         return x
 
@@ -232,26 +260,32 @@ def lifted_rows(full: CompiledTree, reduced: CompiledTree, reduction: Reduction)
 
 
 def _sequence_form_payoffs(tree: CompiledTree) -> tuple[IntArray, FloatArray]:
-    """The sequence pairs that end terminals, sorted, and each pair's chance-weighted payoffs."""
-    pairs = tree.terminal_sequence[0] * tree.num_sequences + tree.terminal_sequence[1]
-    unique, inverse = np.unique(pairs, return_inverse=True)
+    """The tuples of every player's sequences that end terminals, sorted (one row each), and each tuple's
+    chance-weighted payoffs."""
+    unique, inverse = np.unique(tree.terminal_sequence.T, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
     payoffs = [np.bincount(inverse, tree.terminal_chance * u, len(unique)) for u in tree.terminal_utility]
     return unique.astype(np.int64), np.stack(payoffs).astype(np.float64)
 
 
 def _same_payoffs(source: CompiledTree, target: CompiledTree) -> bool:
     (ours, our_payoffs), (theirs, their_payoffs) = _sequence_form_payoffs(source), _sequence_form_payoffs(target)
-    return np.array_equal(ours, theirs) and np.allclose(our_payoffs, their_payoffs, rtol=0, atol=1e-12)
+    return (
+        ours.shape == theirs.shape
+        and np.array_equal(ours, theirs)
+        and np.allclose(our_payoffs, their_payoffs, rtol=0, atol=1e-12)
+    )
 
 
 @functools.lru_cache(maxsize=8)
-def load_tree(game_id: str) -> CompiledTree:
-    """The compiled tree of ``game_id``, compiled once per process (the eight last used are kept).
+def load_tree(game_id: str, *, any_players: bool = False) -> CompiledTree:
+    """The compiled tree of ``game_id``, compiled once per process (the eight last used are kept); an n-player or
+    general-sum game only with ``any_players`` (:func:`adapters.load_game`).
 
     Callers share it, so they must not write to its arrays (nothing in this package does). The tree
     cache serves it as it serves :func:`compile_tree`.
     """
-    return compile_tree(load_game(game_id))
+    return compile_tree(load_game(game_id, any_players=any_players))
 
 
 def _assemble(tree: Walk, game: Game, started: float) -> CompiledTree:
@@ -286,9 +320,9 @@ def _assemble(tree: Walk, game: Game, started: float) -> CompiledTree:
     node_player[tree.decision_nodes] = decision_player
     parent_player = np.full(num_nodes, -1, dtype=np.int64)
     parent_player[1:] = node_player[parent[1:]]
-    last = [_last_sequences(parent, parent_player == player, edge_sequence) for player in range(NUM_PLAYERS)]
+    last = [_last_sequences(parent, parent_player == player, edge_sequence) for player in range(game.num_players)]
 
-    arrived = np.where(decision_player == 0, last[0][tree.decision_nodes], last[1][tree.decision_nodes])
+    arrived = np.stack(last)[decision_player, tree.decision_nodes]
     earlier_max = np.maximum.accumulate(np.concatenate(([-1], tree.decision_keys[:-1])))
     first_visit = tree.decision_keys > earlier_max  # keys are numbered in order of first visit
     key_parent = arrived[first_visit]
@@ -325,7 +359,7 @@ def _assemble(tree: Walk, game: Game, started: float) -> CompiledTree:
         infoset_actions=tuple(map(tree.key_actions.__getitem__, ordered)),
         action_mask=np.arange(width) < tree.key_width[order][:, None],
         parent_sequence=renumbered[key_parent[order]],
-        levels=_levels(tree.key_player[order], depth[order]),
+        levels=_levels(tree.key_player[order], depth[order], game.num_players),
         terminal_sequence=np.stack([renumbered[sequences[terminals]] for sequences in last]),
         terminal_chance=tree.terminal_reach,
         terminal_utility=tree.terminal_returns.T.copy(),
@@ -367,12 +401,13 @@ def _own_depths(parent_key: IntArray) -> IntArray:
         depth = deeper
 
 
-def _levels(players: IntArray, depths: IntArray) -> tuple[tuple[tuple[int, int], ...], ...]:
-    """``(start, stop)`` of each ``(player, depth)`` run of infosets sorted by player, then depth."""
+def _levels(players: IntArray, depths: IntArray, num_players: int) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """``(start, stop)`` of each ``(player, depth)`` run of infosets sorted by player, then depth, for each of
+    ``num_players`` players."""
     change = np.flatnonzero((np.diff(players) != 0) | (np.diff(depths) != 0)) + 1
     starts = np.concatenate(([0], change))
     stops = np.concatenate((change, [players.shape[0]]))
-    levels: list[list[tuple[int, int]]] = [[] for _ in range(NUM_PLAYERS)]
+    levels: list[list[tuple[int, int]]] = [[] for _ in range(num_players)]
     for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
         levels[int(players[start])].append((start, stop))
     return tuple(tuple(groups) for groups in levels)
@@ -455,8 +490,8 @@ def _from_arrays(game: Game, started: float, arrays: Mapping[str, NDArray[Any]])
         len(keys) == mask.shape[0] == chosen.shape[0] and within(chosen, len(action_sets)),
         "the stored keys or legal actions do not match the stored infosets",
     )
-    _require(within(arrays["levels"][:, 0], NUM_PLAYERS), "a stored level belongs to no player")
-    levels: list[list[tuple[int, int]]] = [[] for _ in range(NUM_PLAYERS)]
+    _require(within(arrays["levels"][:, 0], game.num_players), "a stored level belongs to no player")
+    levels: list[list[tuple[int, int]]] = [[] for _ in range(game.num_players)]
     for player, start, stop in arrays["levels"].tolist():
         levels[player].append((start, stop))
     tree = CompiledTree(
@@ -503,8 +538,8 @@ def check_structure(tree: CompiledTree) -> None:
     shapes = {
         "infoset_player": (num_infosets,),
         "parent_sequence": (num_infosets,),
-        "terminal_sequence": (NUM_PLAYERS, num_terminals),
-        "terminal_utility": (NUM_PLAYERS, num_terminals),
+        "terminal_sequence": (tree.num_players, num_terminals),
+        "terminal_utility": (tree.num_players, num_terminals),
         "node_infoset": (num_nodes,),
         "node_terminal": (num_nodes,),
         "child_start": (num_nodes + 1,),
@@ -532,11 +567,12 @@ def check_structure(tree: CompiledTree) -> None:
         "the legal actions are not ascending action ids",
     )
 
-    _require(within(tree.infoset_player, NUM_PLAYERS), "an infoset belongs to no player")
+    _require(tree.num_players >= NUM_PLAYERS, "the tree has fewer than two players")
+    _require(within(tree.infoset_player, tree.num_players), "an infoset belongs to no player")
     spans = [(player, start, stop) for player, groups in enumerate(tree.levels) for start, stop in groups]
     starts, stops = [start for _, start, _ in spans], [stop for _, _, stop in spans]
     _require(
-        len(tree.levels) == NUM_PLAYERS
+        len(tree.levels) == tree.num_players
         and starts[:1] == [0]
         and starts[1:] == stops[:-1]
         and stops[-1:] == [num_infosets]

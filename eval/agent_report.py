@@ -61,8 +61,9 @@ class ExploitabilityReport:
     """In milli-big-blinds per hand (``nash_conv / big_blind * 1000``) for games with a big blind (paid in big
     blinds, or hold'em games in chips); else ``None``."""
     exploitability_mbb: float | None
-    best_response_values: tuple[float, float]
-    policy_values: tuple[float, float]
+    best_response_values: tuple[float, ...]
+    """One per player, seat 0 first."""
+    policy_values: tuple[float, ...]
     build_seconds: float
     strategy_seconds: float
     cross_check: CrossCheck | None = None
@@ -82,7 +83,7 @@ def exploitability_report(name: str, game_id: str | None, *, cross_check: bool =
     named = game_id if game_id is not None else holdem.file_game(name)
     if cross_check and named is not None:
         _check_cross_check(named)
-    opponent = load_opponent(name, game_id)
+    opponent = load_opponent(name, game_id, any_players=True)
     started = time.perf_counter()
     check = None
     if holdem.on_public_tree(opponent.game_id):
@@ -95,7 +96,7 @@ def exploitability_report(name: str, game_id: str | None, *, cross_check: bool =
         ours = public_exploitability(public, placed.strategy, placed.placement, holdem.engine_of(public))
         build_seconds = public.build_seconds
     else:
-        tree = load_tree(opponent.game_id)
+        tree = load_tree(opponent.game_id, any_players=True)
         strategy = opponent.agent.strategy(tree)
         strategy_seconds = time.perf_counter() - started
         ours = exploitability_of_strategy(tree, strategy)

@@ -104,7 +104,7 @@ class InfosetStates:
 def infoset_states(tree: CompiledTree) -> InfosetStates:
     """A state of each infoset: the first decision node of the infoset in the tree's node order,
     reached by replaying only the edges on the paths from the root to those nodes."""
-    game = load_game(tree.game_id)
+    game = load_game(tree.game_id, any_players=True)  # the tree's own game, of any number of players
     if game.rules_fingerprint != tree.rules_fingerprint:
         raise InputError(f"the installed {tree.game_id} has other rules than the tree")
     num_nodes = tree.node_kind.shape[0]

@@ -16,7 +16,7 @@ from cfr_agents.solvers.neural.holdem import EngineGame
 from cfr_agents.training import Trainable, TrainingRun
 from cfr_agents.tree import CompiledTree, FloatArray
 from eval import holdem
-from eval.exploitability import exploitability_of_strategy, public_exploitability
+from eval.exploitability import exploitability_of, exploitability_of_strategy, public_exploitability
 
 
 def nash_conv(tree: CompiledTree | PublicTree | AbstractGame, strategy: FloatArray) -> float:
@@ -116,6 +116,11 @@ def train_report(
     what was saved measures, when it is not the run's last measure of the average strategy)."""
     tree = solver.tree
     measured = training.nash_conv if nash_conv is None else nash_conv
+    exploitability = (
+        exploitability_of(measured, tree.num_players, constant_sum=tree.constant_sum)
+        if isinstance(tree, CompiledTree)
+        else measured / 2  # the hold'em engines': two-player zero-sum
+    )
     parameters = dict(solver.parameters())
     return TrainReport(
         game=tree.game_id,
@@ -137,7 +142,7 @@ def train_report(
         check_seconds=training.check_seconds,
         iterations_per_second=training.iterations_per_second,
         nash_conv=None if math.isnan(measured) else measured,
-        exploitability=None if math.isnan(measured) else measured / 2,
+        exploitability=None if math.isnan(exploitability) else exploitability,
         peak_rss_mb=training.peak_rss_mb,
         out=out,
         checkpoint=checkpoint,

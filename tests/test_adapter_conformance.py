@@ -42,7 +42,7 @@ class Wrapped(State):
     def _apply(self, action: int) -> State:
         return type(self)(self.inner.child(action))
 
-    def _payoffs(self) -> tuple[float, float]:
+    def _payoffs(self) -> tuple[float, ...]:
         return self.inner.returns()
 
     def _key(self, player: int) -> str:

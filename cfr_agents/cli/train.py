@@ -328,9 +328,13 @@ def run(args: argparse.Namespace) -> int:
         speed = "too fast to time" if rate is None else f"{rate:,.0f} it/s" if rate >= 10 else f"{rate:.3g} it/s"
         score = (
             "NashConv not measured (nothing scores this game exactly)"
-            if report.nash_conv is None or report.exploitability is None
+            if report.nash_conv is None
             else f"NashConv {report.nash_conv:.6g} {tree.units}{_mbb(report.nash_conv, tree)}, "
-            f"exploitability {report.exploitability:.6g} {tree.units}"
+            + (
+                "exploitability undefined (the payoffs do not add up to one total)"
+                if report.exploitability is None
+                else f"exploitability {report.exploitability:.6g} {tree.units}"
+            )
         )
         print(
             f"{report.algo}{scheme}: {done}{resumed} in "
@@ -346,7 +350,9 @@ def _solved_game(args: argparse.Namespace) -> Game | None:
         if args.suit_isomorphism:
             raise InputError("--suit-isomorphism needs --game (the game its policy is for)")
         return None
-    game = load_game(args.game)
+    game = load_game(args.game, any_players=True)
+    if game.num_players != 2 or not game.zero_sum:
+        _check_full_tree(args)
     if not args.suit_isomorphism:
         return game
     if args.engine == "public-tree" or (args.engine in (None, "auto") and public_by_default(limit_rules(game))):
@@ -355,6 +361,24 @@ def _solved_game(args: argparse.Namespace) -> Game | None:
     if reduction is None:
         raise InputError(f"{args.game} has no suit-isomorphic reduction here (openspiel:leduc_poker has one)")
     return load_game(reduction.game_id)
+
+
+def _check_full_tree(args: argparse.Namespace) -> None:
+    """Refuse, in one line, the options that do not run the full-tree solvers, which alone take n-player and
+    general-sum games."""
+    asked = {
+        "--algo " + str(args.algo): args.algo in NEURAL,
+        "--sampling " + str(args.sampling): args.sampling not in (None, "none"),
+        "--abstraction": args.abstraction is not None,
+        "--engine public-tree": args.engine == "public-tree",
+        **{f"--{name.replace('_', '-')}": getattr(args, name) is not None for name in SCALE_OUT},
+    }
+    given = next((option for option, present in asked.items() if present), None)
+    if given is not None:
+        raise InputError(
+            f"{given} takes two-player zero-sum games; {args.game} is not one: n-player and general-sum games train "
+            "with the full-tree algorithms (no --sampling)"
+        )
 
 
 def _rounds(args: argparse.Namespace, saved: AnyCheckpoint | None, algorithm: str) -> Rounds | None:
@@ -506,7 +530,7 @@ def _resumed(args: argparse.Namespace, saved: AnyCheckpoint, where: Workers | No
         raise InputError("the checkpoint was not written by a solver on an abstraction: drop --abstraction")
     if args.engine == "public-tree":
         raise InputError("the checkpoint was written by a solver on the compiled tree, not --engine public-tree")
-    tree: CompiledTree = compile_tree(load_game(saved.game_id))
+    tree: CompiledTree = compile_tree(load_game(saved.game_id, any_players=True))
     return saved.solver(tree), saved.seed
 
 

@@ -1,7 +1,7 @@
 r"""The full-tree counterfactual-regret update every CFR variant here shares.
 
-One iteration ``t`` updates player 0, then player 1 (alternating updates, as
-OpenSpiel's solvers do). For the updating player ``i`` on the compiled tree:
+One iteration ``t`` updates player 0, then player 1, and so on in an n-player game (alternating updates,
+as OpenSpiel's solvers do). For the updating player ``i`` on the compiled tree:
 
 * counterfactual action values, bottom-up over ``i``'s infosets by depth,
   :math:`q^t(I,a) = \sum_{z \sqsupseteq Ia} \pi^{\sigma^t}_{-i}(z)\,\pi^{\sigma^t}_i(Ia \to z)\,u_i(z)`
@@ -31,13 +31,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from adapters import Game
 from cfr_agents.policy import Policy
 from cfr_agents.solvers.full_tree_kernel import run_iterations
-from cfr_agents.solvers.payoff_blocks import index_type, payoff_blocks
+from cfr_agents.solvers.payoff_blocks import PayoffBlocks, index_type, payoff_blocks
 from cfr_agents.solvers.update_rule import UpdateRule
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
 
@@ -59,22 +61,29 @@ class FullTreeSolver:
         self._sigma = self._uniform.copy()
         self._regret = np.zeros((n, width))
         self._cumulative = np.zeros((n, width))
-        # x: realization plan of both players, one entry per sequence; x[root] = 1.
-        self._reach = np.zeros(tree.num_sequences)
-        self._reach[tree.root_sequence] = 1.0
-        for player in range(2):
-            tree.fill_realization(self._sigma, self._reach, player)
+        players = range(tree.num_players)
+        # x: realization plan of every player, one entry per sequence; x[root] = 1.
+        self._reach = tree.realization_plan(self._sigma)
         self._scalars = np.zeros(2)
         """``(t, K)``: iterations run, and the log-scale of the cumulative strategy."""
-        depth = max(len(tree.levels[p]) for p in range(2))
-        self._levels = np.zeros((2, max(depth, 1), 2), dtype=np.int64)
-        for player in range(2):
+        depth = max(len(tree.levels[p]) for p in players)
+        self._levels = np.zeros((tree.num_players, max(depth, 1), 2), dtype=np.int64)
+        for player in players:
             for level, (start, stop) in enumerate(tree.levels[player]):
                 self._levels[player, level] = start, stop
-        self._level_count = np.array([len(tree.levels[p]) for p in range(2)], dtype=np.int64)
+        self._level_count = np.array([len(tree.levels[p]) for p in players], dtype=np.int64)
         self._num_actions = tree.action_mask.sum(axis=1).astype(np.int64)
-        self._parent = tree.parent_sequence.astype(index_type(tree.num_sequences))
-        self._blocks = payoff_blocks(tree)
+        kind = index_type(tree.num_sequences)
+        self._parent = tree.parent_sequence.astype(kind)
+        # Two-player zero-sum: the payoff blocks; otherwise c(z) u_p(z), terminal by terminal.
+        self._blocks = payoff_blocks(tree) if tree.two_player_zero_sum else PayoffBlocks.empty(tree.num_players, kind)
+        self._terminal_sequence: NDArray[np.unsignedinteger[Any]]
+        self._terminal_weighted: FloatArray
+        self._terminal_sequence, self._terminal_weighted = (
+            (np.zeros((tree.num_players, 0), dtype=kind), np.zeros((tree.num_players, 0)))
+            if tree.two_player_zero_sum
+            else (tree.terminal_sequence.astype(kind), tree.terminal_chance * tree.terminal_utility)
+        )
         self._prefix = np.zeros(self._blocks.max_columns + 1)
         self._q = np.zeros(tree.num_sequences)
         self._value = np.zeros(n)
@@ -85,6 +94,7 @@ class FullTreeSolver:
             self._num_actions,
             self._blocks.arrays(),
             self._prefix,
+            (self._terminal_sequence, self._terminal_weighted),
         )
         self._arrays = (self._regret, self._cumulative, self._sigma, self._reach, self._q, self._value, self._scalars)
         """The kernel's :data:`~cfr_agents.solvers.full_tree_kernel.Layout` and ``Arrays``: the arrays above."""
@@ -95,7 +105,7 @@ class FullTreeSolver:
         return int(self._scalars[0])
 
     def run(self, iterations: int) -> None:
-        """``iterations`` more iterations, each updating player 0, then player 1."""
+        """``iterations`` more iterations, each updating player 0, then player 1 and so on."""
         rule = self.rule
         run_iterations(
             iterations,
@@ -113,7 +123,7 @@ class FullTreeSolver:
         )
 
     def iterate(self) -> None:
-        """One iteration: update player 0, then player 1."""
+        """One iteration: update player 0, then player 1 and so on."""
         self.run(1)
 
     @property

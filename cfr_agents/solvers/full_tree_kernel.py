@@ -8,7 +8,9 @@ updating player's infosets, with no Python between iterations. For the updating 
    :math:`A_i(\sigma_i, \sigma_{-i}) = \sum_{z} c(z)\,u_i(z)` over the terminals that end in the two sequences:
    the sequence-form payoff matrix in public blocks (:mod:`~cfr_agents.solvers.payoff_blocks`), each ranked
    block -- a showdown or a fold, one per public history -- for about one operation per row and column
-   instead of one per terminal;
+   instead of one per terminal. With more than two players (or payoffs that do not add up to 0) there are no
+   blocks: :math:`q(\sigma_i) = \sum_z c(z)\,u_i(z) \prod_{j \ne i} x_j(\sigma_j(z))`, one pass over the
+   terminals (:func:`add_terminal_products`);
 2. bottom-up over :math:`i`'s infosets, deepest level first:
    :math:`v(I) = \sum_a \sigma^t(I,a)\,q(Ia)`, added into :math:`q(\mathrm{parent}(I))`, and
    :math:`C^t(I,\cdot) = C^{t-1}(I,\cdot) + w_t\,x_i(\mathrm{parent}(I))\,\sigma^t(I,\cdot)` while
@@ -40,15 +42,19 @@ from cfr_agents.solvers.update_rule import RESCALE_LOG, TIE, compiled_discount, 
 Rule: TypeAlias = tuple[float, float, float, float, float, bool, bool]
 """``(alpha, beta, gamma, gamma_change, horizon, predictive, discount_first)``: the update rule's parameters
 (:class:`~cfr_agents.solvers.update_rule.UpdateRule`)."""
-Layout: TypeAlias = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, ...], np.ndarray]
-"""``(levels, level_count, parent, num_actions, blocks, prefix)``: the tree as the iteration reads it --
-``levels[p, k] = (start, stop)``, player ``p``'s infosets at own depth ``k``, of ``level_count[p]`` levels;
-each infoset's parent sequence and number of actions; the payoff blocks' arrays
-(:meth:`~cfr_agents.solvers.payoff_blocks.PayoffBlocks.arrays`) and scratch for
-:func:`~cfr_agents.solvers.payoff_blocks.add_products`."""
+Layout: TypeAlias = tuple[
+    np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, ...], np.ndarray, tuple[np.ndarray, np.ndarray]
+]
+r"""``(levels, level_count, parent, num_actions, blocks, prefix, terminals)``: the tree as the iteration reads
+it -- ``levels[p, k] = (start, stop)``, player ``p``'s infosets at own depth ``k``, of ``level_count[p]``
+levels, for each of the ``level_count.shape[0]`` players; each infoset's parent sequence and number of actions;
+the payoff blocks' arrays (:meth:`~cfr_agents.solvers.payoff_blocks.PayoffBlocks.arrays`) and scratch for
+:func:`~cfr_agents.solvers.payoff_blocks.add_products`; and ``terminals = (sequence, weighted)``, each
+player's last sequence and :math:`c(z)\,u_p(z)` at each terminal, for :func:`add_terminal_products` (no
+terminals where the blocks hold the payoffs, no blocks where the terminals do)."""
 Arrays: TypeAlias = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 """``(regret, cumulative, sigma, x, q, value, scalars)``: the iteration's state, updated in place -- ``x`` the
-realization plans of both players (one entry per sequence), ``q`` and ``value`` scratch, ``scalars = (t, K)``
+realization plans of every player (one entry per sequence), ``q`` and ``value`` scratch, ``scalars = (t, K)``
 the iterations run and the log-scale of ``cumulative``."""
 
 
@@ -69,9 +75,25 @@ def average_weight(
 
 
 @njit(cache=True, error_model="numpy")
+def add_terminal_products(
+    player: int, sequence: np.ndarray, weighted: np.ndarray, x: np.ndarray, q: np.ndarray
+) -> None:
+    r""":math:`q(\sigma_i(z)) \mathrel{+}= c(z)\,u_i(z) \prod_{j \ne i} x_j(\sigma_j(z))` for every terminal
+    :math:`z` of ``sequence`` (players by terminals) and ``weighted`` (:math:`c(z)\,u_p(z)`, players by
+    terminals)."""
+    own, own_weighted = sequence[player], weighted[player]
+    for z in range(sequence.shape[1]):
+        w = own_weighted[z]
+        for j in range(sequence.shape[0]):
+            if j != player:
+                w *= x[sequence[j, z]]
+        q[own[z]] += w
+
+
+@njit(cache=True, error_model="numpy")
 def _update_player(player: int, t: float, rule: Rule, layout: Layout, arrays: Arrays) -> None:
     alpha, beta, gamma, gamma_change, horizon, predictive, discount_first = rule
-    levels, level_count, parent, num_actions, blocks, prefix = layout
+    levels, level_count, parent, num_actions, blocks, prefix, terminals = layout
     regret, cumulative, sigma, x, q, value, scalars = arrays
     width = sigma.shape[1]
     first, last = levels[player, 0, 0], levels[player, level_count[player] - 1, 1]
@@ -95,6 +117,7 @@ def _update_player(player: int, t: float, rule: Rule, layout: Layout, arrays: Ar
         q,
         prefix,
     )
+    add_terminal_products(player, terminals[0], terminals[1], x, q)
     weight = average_weight(gamma, gamma_change, horizon, t, scalars, cumulative)
     # Each level as slices, counted from 0: indices known to be non-negative skip the negative-index wraparound.
     cells = q[: q.shape[0] - 1].reshape((sigma.shape[0], width))  # q(I, a), the sequences (I, a)
@@ -145,12 +168,12 @@ def _update_player(player: int, t: float, rule: Rule, layout: Layout, arrays: Ar
 
 @njit(cache=True, error_model="numpy")
 def run_iterations(iterations: int, rule: Rule, layout: Layout, arrays: Arrays) -> None:
-    """Iterations ``t + 1`` to ``t + iterations``, player 0 then player 1 in each; ``scalars = (t, K)``
-    (:data:`Arrays`) is advanced in place."""
+    """Iterations ``t + 1`` to ``t + iterations``, each updating player 0, then player 1 and so on;
+    ``scalars = (t, K)`` (:data:`Arrays`) is advanced in place."""
     scalars, level_count = arrays[6], layout[1]
     for _ in range(iterations):
         t = scalars[0] + 1.0
-        for player in range(2):
+        for player in range(level_count.shape[0]):
             if level_count[player] > 0:
                 _update_player(player, t, rule, layout, arrays)
         scalars[0] = t

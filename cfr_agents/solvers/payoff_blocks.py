@@ -92,6 +92,27 @@ class PayoffBlocks:
     entry_value: FloatArray
     """:math:`q(\\text{entry\\_row}) \\mathrel{+}= \\text{entry\\_value}\\; x(\\text{entry\\_column})`."""
 
+    @classmethod
+    def empty(cls, num_players: int, kind: type[np.unsignedinteger[Any]]) -> PayoffBlocks:
+        """No blocks and no entries for any of ``num_players`` players, indices of type ``kind``: for a game whose
+        products are taken terminal by terminal (:func:`~cfr_agents.solvers.full_tree_kernel.add_terminal_products`)."""
+        none = np.zeros(0, dtype=kind)
+        bounds = np.zeros((num_players, 2), dtype=np.int64)
+        return cls(
+            block_bounds=bounds,
+            scale=np.zeros(0),
+            row_start=np.zeros(1, dtype=np.int64),
+            row_sequence=none,
+            row_low=none,
+            row_high=none,
+            column_start=np.zeros(1, dtype=np.int64),
+            column_sequence=none,
+            entry_bounds=bounds,
+            entry_row=none,
+            entry_column=none,
+            entry_value=np.zeros(0),
+        )
+
     @property
     def max_columns(self) -> int:
         """The most columns of any block (the prefix sums' scratch length is one more)."""
@@ -116,7 +137,9 @@ class PayoffBlocks:
 @functools.lru_cache(maxsize=8)
 def payoff_blocks(tree: CompiledTree) -> PayoffBlocks:
     """The blocks of ``tree``: laid out once per tree and process (the eight last used are kept), and kept
-    in the tree cache beside the tree when the tree is cached (:func:`cfr_agents.tree_cache.load_or_build_derived`)."""
+    in the tree cache beside the tree when the tree is cached (:func:`cfr_agents.tree_cache.load_or_build_derived`).
+    A tree of more than two players, or of payoffs that do not add up to 0, is refused."""
+    tree.require_two_player_zero_sum("the payoff blocks")
     if tree.cache_header is None:
         return _lay_out(tree)
     build = functools.partial(_lay_out, tree)

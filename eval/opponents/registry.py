@@ -270,11 +270,12 @@ def _require_extras(family: Family) -> None:
         nfsp.require_torch(family.name)
 
 
-def load_opponent(name: str, game_id: str | None = None) -> Opponent:
+def load_opponent(name: str, game_id: str | None = None, *, any_players: bool = False) -> Opponent:
     """Build the opponent ``name`` for ``game_id`` (a file carries its own game; ``game_id``, if
-    given, must agree with it)."""
+    given, must agree with it); an n-player or general-sum game only with ``any_players``
+    (:func:`adapters.load_game`)."""
     if is_file_name(name):
-        game = load_game(game_id) if game_id is not None else None
+        game = load_game(game_id, any_players=any_players) if game_id is not None else None
         return load_model_file(Path(name), game, name=name)
     family_name, _, count = name.partition(":")
     family = FAMILIES.get(family_name)
@@ -284,7 +285,7 @@ def load_opponent(name: str, game_id: str | None = None) -> Opponent:
         raise InputError(f"unknown opponent {name!r}; known: {', '.join(FAMILIES)}, or a policy or model file")
     if game_id is None:
         raise InputError(f"opponent {name!r} needs a game: name the game it is to play")
-    game = load_game(game_id)
+    game = load_game(game_id, any_players=any_players)
     if not family.applies(game):
         names = ", ".join(f.name for f in FAMILIES.values() if f.applies(game))
         raise InputError(f"opponent {family_name!r} is not available for {game_id}; available: {names}")

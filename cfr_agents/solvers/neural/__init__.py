@@ -27,6 +27,7 @@ def make_neural_solver(
     rng: np.random.Generator,
 ) -> NeuralSolver:
     """A solver of ``algorithm`` (one of :data:`NEURAL`) on ``tree``, reading infosets as ``tensors``."""
+    tree.require_two_player_zero_sum("neural CFR's solvers")
     return NEURAL[algorithm](tree, tensors, algorithm, settings or NeuralSettings(), rng)
 
 

@@ -204,6 +204,8 @@ class SampledSolver:
         check_sampling(sampling, rule, averaging, epsilon, chance_draws)
         if isinstance(tree, AbstractGame):
             check_abstract(sampling, averaging, chance_draws)
+        else:
+            tree.require_two_player_zero_sum("the sampled solvers")
         self.tree = tree
         self.rule = rule
         self.algorithm = algorithm
