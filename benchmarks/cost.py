@@ -3,7 +3,10 @@ memory, per game, beside OpenSpiel's C++ CFR+ and LiteEFG where they run.
 
 Run from the repository root (``make bench`` installs LiteEFG; without it its column is empty)::
 
-    .venv/bin/python benchmarks/cost.py [--games NAMES] [--budget SECONDS] [--out FILE.md]
+    .venv/bin/python benchmarks/cost.py [--games NAMES] [--budget SECONDS] [--out FILE.md] [--merge]
+
+``--merge`` measures only ``--games`` and keeps the other rows of ``--out``'s JSON as they were measured (each row
+says when, and at what load).
 
 Each game runs in a fresh process, which reports:
 
@@ -56,6 +59,9 @@ GAMES: dict[str, str] = {
     "leduc13": f"openspiel:{LEDUC13}",
     "universal-24": f"openspiel:{UNIVERSAL}",
     "universal-52": f"openspiel:{UNIVERSAL_52}",
+    "kuhn3": "openspiel:kuhn_poker(players=3)",
+    "kuhn4": "openspiel:kuhn_poker(players=4)",
+    "leduc3": "openspiel:leduc_poker(players=3)",
 }
 LITEEFG_GAMES = ("kuhn", "leduc", "leduc-iso")
 RULES = ("dcfr", "dcfr+", "pdcfr+")
@@ -89,7 +95,7 @@ def measure(name: str, budget: float, rounds: int, batch_seconds: float) -> dict
     from cfr_agents.training import peak_rss_mb
     from cfr_agents.tree import compile_tree
 
-    game = adapters.load_game(GAMES[name])
+    game = adapters.load_game(GAMES[name], any_players=True)
     started = time.perf_counter()
     tree = compile_tree(game, cache=False)
     cold = time.perf_counter() - started
@@ -153,6 +159,7 @@ def measure(name: str, budget: float, rounds: int, batch_seconds: float) -> dict
         seconds, iterations, rule = min(reached)
         figures |= {"to_target_seconds": seconds, "to_target_iterations": iterations, "to_target_rule": rule}
     figures["peak_rss_mb"] = peak_rss_mb()
+    figures["measured"] = f"{now()}, load {load_average()}"
     return figures
 
 
@@ -196,6 +203,12 @@ def table(rows: dict[str, dict[str, Any]], budget: float) -> Table:
         for name, f in rows.items()
         if isinstance(f.get("to_target_seconds"), float) and float(f["to_target_seconds"]) <= 60.0
     ]
+    stamps = {str(f.get("measured", "")).split(", load")[0] for f in rows.values()}
+    when = (
+        tuple(f"{name}: measured {f['measured']}." for name, f in rows.items() if "measured" in f)
+        if len(stamps) > 1
+        else ()
+    )
     answer = f"The largest of these games solved to NashConv {TARGET:g} within one minute of solve time: " + (
         f"{max(within)[1]} ({max(within)[0]:,} nodes)." if within else "none."
     )
@@ -211,7 +224,7 @@ def table(rows: dict[str, dict[str, Any]], budget: float) -> Table:
         f"to NashConv {TARGET:g}",
         "peak RSS MiB",
     )
-    return Table("Cost against game size", headers, tuple(lines), (answer,))
+    return Table("Cost against game size", headers, tuple(lines), (answer, *when))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -221,6 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--batch-seconds", type=float, default=0.5)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--merge", action="store_true", help="keep the other games' rows of --out's JSON")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     if options.one:
@@ -231,10 +245,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown games {unknown}; choose from {', '.join(GAMES)}")
     started_load = load_average()
-    rows = {}
+    kept = options.out.with_suffix(".json")
+    rows: dict[str, dict[str, Any]] = json.loads(kept.read_text()) if options.merge and kept.exists() else {}
+    earlier = options.out.read_text().splitlines()[0].removeprefix("# ") if rows and options.out.exists() else ""
+    for row in rows.values():
+        row.setdefault("measured", f"in an earlier run: {earlier}")
     for name in names:
         progress(f"cost: {name}")
         rows[name] = fresh(name, options.budget, options.rounds, options.batch_seconds)
+    rows = {name: rows[name] for name in GAMES if name in rows}  # the table's order
     result = table(rows, options.budget)
     print(result.text())
     facts = {**machine_facts(), "load average before / after": f"{started_load} / {load_average()}"}

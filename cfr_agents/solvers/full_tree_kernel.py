@@ -117,7 +117,8 @@ def _update_player(player: int, t: float, rule: Rule, layout: Layout, arrays: Ar
         q,
         prefix,
     )
-    add_terminal_products(player, terminals[0], terminals[1], x, q)
+    if terminals[0].shape[1] > 0:
+        add_terminal_products(player, terminals[0], terminals[1], x, q)
     weight = average_weight(gamma, gamma_change, horizon, t, scalars, cumulative)
     # Each level as slices, counted from 0: indices known to be non-negative skip the negative-index wraparound.
     cells = q[: q.shape[0] - 1].reshape((sigma.shape[0], width))  # q(I, a), the sequences (I, a)
