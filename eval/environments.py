@@ -12,7 +12,7 @@ stream; each agent samples from its own stream. The sample unit is a pair's mean
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -188,22 +188,31 @@ def play_openspiel_match(
     _check_pairs(pairs)
 
     def hand(seat: int, deal_seed: int) -> float:
-        chance = np.random.default_rng(deal_seed)
         policies = (policy_a, policy_b) if seat == 0 else (policy_b, policy_a)
         rngs = agent_rngs if seat == 0 else agent_rngs[::-1]
-        state = game.pyspiel_game.new_initial_state()
-        while not state.is_terminal():
-            if state.is_chance_node():
-                outcomes = dict(state.chance_outcomes())
-                state.apply_action(draw(outcomes, chance))
-            else:
-                player = state.current_player()
-                state.apply_action(draw(policies[player].action_probabilities(state), rngs[player]))
+        state = play_openspiel_hand(game.pyspiel_game, policies, rngs, deal_seed)
         if log is not None:
             log.openspiel_hand(state, seat)
         return float(state.returns()[seat])
 
     return _duplicate_pairs(game_id, game.units, pairs, deal_rng, hand, show_progress)
+
+
+def play_openspiel_hand(
+    pyspiel_game: Any, policies: Sequence[OpenSpielPolicy], rngs: Sequence[np.random.Generator], deal_seed: int
+) -> Any:
+    """One hand of ``pyspiel_game``, its terminal ``pyspiel`` state: every chance outcome drawn from a fresh generator
+    seeded with ``deal_seed`` (so hands of one deal see the same cards), the player in seat ``p`` asked
+    ``policies[p].action_probabilities(state)`` and its action drawn from ``rngs[p]``."""
+    chance = np.random.default_rng(deal_seed)
+    state = pyspiel_game.new_initial_state()
+    while not state.is_terminal():
+        if state.is_chance_node():
+            state.apply_action(draw(dict(state.chance_outcomes()), chance))
+        else:
+            player = state.current_player()
+            state.apply_action(draw(policies[player].action_probabilities(state), rngs[player]))
+    return state
 
 
 def _duplicate_pairs(
@@ -271,6 +280,12 @@ class PairSamples:
         self._count = total
         self._filled = 0
 
+    def estimate(self) -> tuple[float, float, tuple[float, float]]:
+        """The mean, its standard error :math:`s / \\sqrt{K}` and the normal 95% confidence interval."""
+        count, mean, deviation = self.moments()
+        standard_error = deviation / math.sqrt(count)
+        return mean, standard_error, (mean - Z_95 * standard_error, mean + Z_95 * standard_error)
+
     def moments(self) -> tuple[int, float, float]:
         """The number of samples, their mean and their standard deviation (``ddof=1``)."""
         if self._count == 0:
@@ -282,13 +297,12 @@ class PairSamples:
 
 
 def _result(game_id: str, units: str, samples: PairSamples) -> MatchResult:
-    pairs, mean, deviation = samples.moments()
-    standard_error = deviation / math.sqrt(pairs)
+    mean, standard_error, ci95 = samples.estimate()
     return MatchResult(
         game_id=game_id,
         units=units,
-        hands=2 * pairs,
+        hands=2 * samples.moments()[0],
         mean=mean,
         standard_error=standard_error,
-        ci95=(mean - Z_95 * standard_error, mean + Z_95 * standard_error),
+        ci95=ci95,
     )

@@ -213,6 +213,15 @@ class AgentScore:
         }
 
 
+def provided_file(content: str) -> str:
+    """The path of a temporary file holding a policy file's ``content``, named by its digest and written once: what a
+    worker that cannot read the policy's own path loads instead (:attr:`MatchSpec.files`)."""
+    path = Path(tempfile.gettempdir()) / f"cfr-agents-{hashlib.sha256(content.encode()).hexdigest()}.json"
+    if not path.exists():
+        write_atomic(path, content)
+    return str(path)
+
+
 class Agents:
     """Opponents and their exact strategies, built once per process and game."""
 
@@ -228,10 +237,7 @@ class Agents:
         files) instead of from their paths, which this process may not be able to read."""
         for name, content in files.items():
             if name not in self._paths:
-                path = Path(tempfile.gettempdir()) / f"cfr-agents-{hashlib.sha256(content.encode()).hexdigest()}.json"
-                if not path.exists():
-                    write_atomic(path, content)
-                self._paths[name] = str(path)
+                self._paths[name] = provided_file(content)
 
     def opponent(self, name: str, game_id: str) -> Opponent:
         """The agent ``name`` for ``game_id``; on a game that runs on its public tree, one that cannot be asked for
@@ -557,20 +563,23 @@ def describe(report: MatchReport) -> str:
     if report.exact is None:
         lines.append(f"  exact: not available ({report.exact_note})")
     else:
-        within = report.exact_within_ci95
-        distance = report.exact_error_in_standard_errors
-        if within is None:  # every pair paid the same
-            verdict = f"standard error 0 from {report.hands:,} hands: no interval to check against"
-        else:
-            verdict = ("inside" if within else "outside") + " the sampled 95% CI"
-            if distance is not None and math.isfinite(distance):
-                verdict += f" ({distance:.2f} standard errors away)"
         lines.append(
             f"  exact   {report.exact:+.4f} {report.units}/hand"
             + (f" ({exact_mbb:+.1f} mbb/hand)" if (exact_mbb := report.mbb(report.exact)) is not None else "")
-            + f": {verdict}"
+            + f": {exact_verdict(report.exact_within_ci95, report.exact_error_in_standard_errors, report.hands)}"
         )
     return "\n".join(lines)
+
+
+def exact_verdict(within: bool | None, distance: float | None, hands: int) -> str:
+    """Where an exact value lies against the sampled 95% interval of ``hands`` hands: ``within`` it or not (``None``
+    when the interval is a point), ``distance`` standard errors from the mean."""
+    if within is None:  # every sample paid the same
+        return f"standard error 0 from {hands:,} hands: no interval to check against"
+    verdict = ("inside" if within else "outside") + " the sampled 95% CI"
+    if distance is not None and math.isfinite(distance):
+        verdict += f" ({distance:.2f} standard errors away)"
+    return verdict
 
 
 __all__ = [
@@ -582,9 +591,11 @@ __all__ = [
     "check_aivat_game",
     "check_hands",
     "describe",
+    "exact_verdict",
     "known_scorer",
     "knows_a_strategy",
     "off_tree",
     "play_match",
     "play_scored",
+    "provided_file",
 ]

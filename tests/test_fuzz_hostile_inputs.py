@@ -265,7 +265,14 @@ INPUT_RUNS: dict[str, dict[str, list[str]]] = {
     "exploitability": {"agent": ["kuhn.json"]},
     "opponents": {"game": [KUHN], "table": ["random"]},
     "best-response": {"agent": ["kuhn.json"], "out": ["br.json"]},
-    "match": {"agent_a": ["kuhn.json"], "agent_b": ["random"], "game": [KUHN], "hands": ["4"], "quiet": []},
+    "match": {
+        "agent_a": ["kuhn.json"],
+        "agent_b": ["random"],
+        "agent_more": [],
+        "game": [KUHN],
+        "hands": ["4"],
+        "quiet": [],
+    },
     "tournament": {
         "agents": ["kuhn.json", "random"],
         "game": [KUHN],

@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from eval.holdem import on_public_tree
     from eval.opponents import available
 
-    families = available(args.game)
+    families = available(args.game, any_players=args.table is None)  # the table scores two-player games
     public = on_public_tree(canonical_game_id(args.game))
     if public:  # there an agent answers for every hand at once: random, or a strategy file
         families = [family for family in families if family.name == "random"]

@@ -248,9 +248,10 @@ TRAINABLE: Mapping[str, Training] = {
 """The families ``cfr-agents train-opponent`` trains, and how."""
 
 
-def available(game_id: str) -> list[Family]:
-    """The registry entries that apply to ``game_id``, in registry order."""
-    game = load_game(game_id)
+def available(game_id: str, *, any_players: bool = False) -> list[Family]:
+    """The registry entries that apply to ``game_id``, in registry order; an n-player or general-sum game only with
+    ``any_players`` (:func:`adapters.load_game`)."""
+    game = load_game(game_id, any_players=any_players)
     return [family for family in FAMILIES.values() if family.applies(game)]
 
 
