@@ -135,6 +135,15 @@ def test_three_player_leduc_iterates_and_nash_conv_equal_openspiels_cpp(algorith
     assert exploitability_of_strategy(tree, strategy).nash_conv == pytest.approx(expected, abs=1e-9)
 
 
+@pytest.mark.slow
+def test_three_player_leduc_uniform_nash_conv_equals_openspiels_cpp() -> None:
+    """OpenSpiel's C++ ``nash_conv`` takes about 50 s here."""
+    tree = n_player_tree(LEDUC3)
+    pyspiel_game = pyspiel.load_game(LEDUC3.removeprefix("openspiel:"))
+    expected = pyspiel.nash_conv(pyspiel_game, pyspiel.UniformRandomPolicy(pyspiel_game))
+    assert exploitability_of_strategy(tree, tree.uniform_strategy()).nash_conv == pytest.approx(expected, abs=1e-9)
+
+
 @pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
 def test_every_update_rule_runs_and_lowers_nash_conv_in_three_player_kuhn(algorithm: str) -> None:
     tree = n_player_tree(KUHN3)
