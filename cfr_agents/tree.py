@@ -277,15 +277,24 @@ def _same_payoffs(source: CompiledTree, target: CompiledTree) -> bool:
     )
 
 
-@functools.lru_cache(maxsize=8)
 def load_tree(game_id: str, *, any_players: bool = False) -> CompiledTree:
     """The compiled tree of ``game_id``, compiled once per process (the eight last used are kept); an n-player or
-    general-sum game only with ``any_players`` (:func:`adapters.load_game`).
+    general-sum game only with ``any_players``, refused otherwise as :func:`adapters.load_game` refuses it.
 
     Callers share it, so they must not write to its arrays (nothing in this package does). The tree
-    cache serves it as it serves :func:`compile_tree`.
+    cache serves it as it serves :func:`compile_tree`. Callers with and without ``any_players`` share one tree.
     """
-    return compile_tree(load_game(game_id, any_players=any_players))
+    tree = loaded_tree(game_id)
+    if not any_players and not tree.two_player_zero_sum:
+        load_game(game_id)  # raises the adapter's one-line refusal
+    return tree
+
+
+@functools.lru_cache(maxsize=8)
+def loaded_tree(game_id: str) -> CompiledTree:
+    """The trees :func:`load_tree` hands out, of games of any number of players (``loaded_tree.cache_clear()``
+    forgets them)."""
+    return compile_tree(load_game(game_id, any_players=True))
 
 
 def _assemble(tree: Walk, game: Game, started: float) -> CompiledTree:

@@ -47,7 +47,7 @@ from cfr_agents import Policy, tree_cache
 from cfr_agents.cli.common import Within, real
 from cfr_agents.cli.paths import path_actions
 from cfr_agents.solvers.payoff_blocks import payoff_blocks
-from cfr_agents.tree import load_tree
+from cfr_agents.tree import loaded_tree
 from eval.agents import infoset_states
 from eval.opponents.registry import MODELS
 from tests.support import CliRun, Overtime, run_cli, time_limit, tree
@@ -88,7 +88,7 @@ def run(argv: Sequence[str], cwd: Path, seconds: float = SECONDS) -> CliRun:
 def clear_tree_caches() -> None:
     """Forget the trees and payoff blocks this process holds, so the next command reads the tree cache
     as a command started afresh does."""
-    load_tree.cache_clear()
+    loaded_tree.cache_clear()
     payoff_blocks.cache_clear()
     infoset_states.cache_clear()
 

@@ -24,7 +24,7 @@ import adapters
 from adapters.openspiel import OpenSpielGame
 from adapters.pyspiel_game import BridgedGame
 from cfr_agents import make_solver, tree_cache
-from cfr_agents.tree import CompiledTree, compile_tree, load_tree
+from cfr_agents.tree import CompiledTree, compile_tree, load_tree, loaded_tree
 from eval import exploitability
 from tests.support import assert_same_tree
 
@@ -45,9 +45,9 @@ def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv(tree_cache.DISABLE_VARIABLE, raising=False)
     monkeypatch.setattr(tree_cache, "_warned", False)
-    load_tree.cache_clear()
+    loaded_tree.cache_clear()
     yield tmp_path / "xdg" / "cfr-agents" / "trees"
-    load_tree.cache_clear()
+    loaded_tree.cache_clear()
 
 
 def entries(directory: Path) -> list[Path]:
@@ -83,7 +83,7 @@ def test_a_cached_tree_is_the_built_tree(game_id: str, cache_home: Path) -> None
 
 def test_load_tree_uses_the_cache(cache_home: Path) -> None:
     built = load_tree("openspiel:kuhn_poker")
-    load_tree.cache_clear()
+    loaded_tree.cache_clear()
     loaded = load_tree("openspiel:kuhn_poker")
     assert not built.from_cache and loaded.from_cache
     assert_same_tree(loaded, built)
@@ -328,7 +328,7 @@ def test_no_tree_cache_on_the_command_line_neither_reads_nor_writes_the_cache(ca
     argv = ["exploitability", "random", "--game", "openspiel:leduc_poker", "--json"]
     assert run_cli(["--no-tree-cache", *argv]).status == 0
     assert not any(cache_home.rglob("*.npz")) and tree_cache.DISABLE_VARIABLE not in os.environ  # restored after
-    load_tree.cache_clear()
+    loaded_tree.cache_clear()
     assert run_cli(argv).status == 0
     assert len(list(cache_home.rglob("*.npz"))) == 1
 
