@@ -20,6 +20,7 @@ from adapters.inputs import UnsupportedGameError
 from cfr_agents import make_solver
 from cfr_agents.policy import load_policy
 from cfr_agents.solvers import ALGORITHMS
+from cfr_agents.solvers.neural import make_neural_solver
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree, load_tree
 from eval.exploitability import exploitability_of_strategy
 from tests.support import run_cli
@@ -164,8 +165,8 @@ def test_loading_refuses_n_player_games_unless_asked() -> None:
 
 def test_the_two_player_kernels_refuse_n_player_trees() -> None:
     tree = n_player_tree(KUHN3)
-    with pytest.raises(UnsupportedGameError, match=r"sampled solvers need a two-player zero-sum game; .* 3 players"):
-        make_solver(tree, "cfr", sampling="external", rng=np.random.default_rng(0))
+    with pytest.raises(UnsupportedGameError, match=r"neural CFR's solvers need a two-player .* 3 players"):
+        make_neural_solver(tree, np.zeros((tree.num_infosets, 1), np.float32), "deep-cfr", rng=np.random.default_rng(0))
 
 
 def test_train_then_exploitability_on_three_player_kuhn(tmp_path: Path) -> None:
@@ -194,9 +195,8 @@ def test_train_reports_no_exploitability_in_a_general_sum_game(tmp_path: Path) -
 @pytest.mark.parametrize(
     "options",
     [
-        ["--sampling", "external"],
         ["--algo", "deep-cfr"],
-        ["--workers", "2", "--sampling", "external"],
+        ["--engine", "public-tree"],
     ],
 )
 def test_train_refuses_what_does_not_take_n_players_in_one_line(tmp_path: Path, options: list[str]) -> None:

@@ -364,20 +364,18 @@ def _solved_game(args: argparse.Namespace) -> Game | None:
 
 
 def _check_full_tree(args: argparse.Namespace) -> None:
-    """Refuse, in one line, the options that do not run the full-tree solvers, which alone take n-player and
-    general-sum games."""
+    """Refuse, in one line, the options that run neither the full-tree nor the sampled solvers, which alone take
+    n-player and general-sum games."""
     asked = {
         "--algo " + str(args.algo): args.algo in NEURAL,
-        "--sampling " + str(args.sampling): args.sampling not in (None, "none"),
         "--abstraction": args.abstraction is not None,
         "--engine public-tree": args.engine == "public-tree",
-        **{f"--{name.replace('_', '-')}": getattr(args, name) is not None for name in SCALE_OUT},
     }
     given = next((option for option, present in asked.items() if present), None)
     if given is not None:
         raise InputError(
             f"{given} takes two-player zero-sum games; {args.game} is not one: n-player and general-sum games train "
-            "with the full-tree algorithms (no --sampling)"
+            "with the full-tree or sampled algorithms"
         )
 
 

@@ -12,6 +12,9 @@ the opponent are sampled and every action of :math:`p` is walked:
 * at an opponent's node in :math:`I`: the sample :math:`(I, t, \sigma^t(I))` goes to the strategy memory
   :math:`\mathcal M_\Pi`, and one action is drawn from :math:`\sigma^t(I)`.
 
+Nodes are read by :mod:`~cfr_agents.solvers.sampling.kernel_support`'s codes (``TERMINAL`` is -1, a decision
+node's code ``1 + player``); a compiled traversal cached under other codes must be compiled again.
+
 Memories are reservoirs (Vitter 1985, Algorithm R): the :math:`n`-th sample offered to a reservoir of
 capacity :math:`M` is kept with probability :math:`\min(1, M/n)`, in a uniformly chosen slot once the
 reservoir is full. Every sample offered so far is then equally likely to be held.

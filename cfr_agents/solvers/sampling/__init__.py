@@ -1,6 +1,8 @@
 r"""Monte Carlo CFR: the update rules of :mod:`cfr_agents.solvers` applied to sampled regrets.
 
-One iteration is one traversal per player, player 0 first (OpenSpiel's convention). Each scheme is
+One iteration is one traversal per player, player 0 first (OpenSpiel's convention), for any number of
+players and any payoffs (zero-sum or not): each traversal samples every player but its traverser, whose
+counterfactual weight is the product of all the other players' reaches and chance's. Each scheme is
 a compiled kernel (one module each): its hooks on the one traversal every kernel shares
 (:mod:`~cfr_agents.solvers.sampling.walk`), which walks the compiled tree's node arrays iteratively with
 an explicit stack. Each draws from its own xoshiro256** stream seeded by the caller's
@@ -141,7 +143,7 @@ def kernel_tree(tree: CompiledTree) -> KernelTree:
     number = np.empty_like(order)
     number[order] = np.arange(len(order))
     nodes = np.zeros((len(order), 4), dtype=np.int64)
-    values = np.zeros((len(order), 2))
+    values = np.zeros((len(order), tree.num_players))
     cdf = np.zeros(len(order))
     depth = np.zeros(len(order), dtype=np.int64)
     for node in order:
@@ -163,13 +165,13 @@ def kernel_tree(tree: CompiledTree) -> KernelTree:
     return nodes, values, cdf, int(depth.max()) + 1, None
 
 
-def kernel_seeds(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def kernel_seeds(rng: np.random.Generator, players: int) -> tuple[np.ndarray, np.ndarray]:
     """A kernel's ``rng`` (the four words of its xoshiro256** state) and ``shift`` (its stratified chance
-    sequence's two shifts), drawn from ``rng`` in that order."""
+    sequences' shifts, one per player), drawn from ``rng`` in that order."""
     words = rng.integers(0, 2**64, size=4, dtype=np.uint64, endpoint=False)
     if not words.any():
         words[0] = np.uint64(1)  # xoshiro's one forbidden state
-    return words, rng.integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)
+    return words, rng.integers(0, 2**64, size=players, dtype=np.uint64, endpoint=False)
 
 
 def table_bytes(game: CompiledTree | AbstractGame) -> int:
@@ -204,8 +206,6 @@ class SampledSolver:
         check_sampling(sampling, rule, averaging, epsilon, chance_draws)
         if isinstance(tree, AbstractGame):
             check_abstract(sampling, averaging, chance_draws)
-        else:
-            tree.require_two_player_zero_sum("the sampled solvers")
         self.tree = tree
         self.rule = rule
         self.algorithm = algorithm
@@ -227,7 +227,7 @@ class SampledSolver:
         self.weight_at = np.zeros(n)
         self.scalars = np.zeros(kernel_support.NUM_SCALARS)
         self.current = kernel_support.current_strategy(self.regret, self._num_actions)
-        self.rng, self.shift = kernel_seeds(rng)
+        self.rng, self.shift = kernel_seeds(rng, self._kernel_tree[1].shape[1])
 
     @property
     def iteration(self) -> int:

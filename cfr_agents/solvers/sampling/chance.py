@@ -1,9 +1,9 @@
 r"""Chance-sampled CFR (Zinkevich et al. 2007; Lanctot et al. 2009), one traversal per player.
 
 Each traversal samples one outcome at every chance node it meets (in poker: one deal) and walks
-every action of both players below it, as RLCard's ``CFRAgent`` and the classic Kuhn tutorials do.
-For traverser :math:`i`, with reaches :math:`\pi_i(h)` and :math:`\pi_{-i}(h)` of the players only
-(chance is sampled, so its probability cancels), bottom-up:
+every action of every player below it, as RLCard's ``CFRAgent`` and the classic Kuhn tutorials do.
+For traverser :math:`i`, with reaches :math:`\pi_i(h)` and :math:`\pi_{-i}(h) = \prod_{j \ne i}\pi_j(h)` of
+the players only (chance is sampled, so its probability cancels), bottom-up:
 
 * :math:`\tilde v(h) = \sum_a \sigma^t(I,a)\,\tilde v(ha)` at every decision node,
   :math:`\tilde v(z) = u_i(z)`;
@@ -52,7 +52,7 @@ class Context(NamedTuple):
     alpha: float
     beta: float
     reach: np.ndarray
-    r""":math:`\pi_0(h), \pi_1(h)` at the node the walk is at."""
+    r""":math:`\pi_0(h), \dots, \pi_{n-1}(h)` at the node the walk is at."""
     frame_reach: np.ndarray
     """The reaches on arrival at each frame's node."""
     instant: np.ndarray
@@ -60,16 +60,17 @@ class Context(NamedTuple):
 
 @njit(cache=True, error_model="numpy", inline="always")
 def _start(context: Context, player: int) -> None:
-    """Both reaches are 1 at the root."""
-    context.reach[0] = context.reach[1] = 1.0
+    """Every reach is 1 at the root."""
+    for q in range(context.reach.shape[0]):
+        context.reach[q] = 1.0
 
 
 @njit(cache=True, error_model="numpy", inline="always")
 def _enter(context: Context, player: int, depth: int, code: int, infoset: int, n: int) -> tuple[int, bool]:
     """Every decision node opens a frame, walked from action 0."""
     reach = context.reach
-    context.frame_reach[depth, 0] = reach[0]
-    context.frame_reach[depth, 1] = reach[1]
+    for q in range(reach.shape[0]):
+        context.frame_reach[depth, q] = reach[q]
     reach[code - 1] *= context.current[infoset, 0]
     return 0, True
 
@@ -78,8 +79,8 @@ def _enter(context: Context, player: int, depth: int, code: int, infoset: int, n
 def _advance(context: Context, player: int, depth: int, code: int, infoset: int, n: int, action: int) -> int:
     r"""Every action in turn, the acting player's reach times :math:`\sigma^t(I,a)` of the next."""
     reach = context.reach
-    reach[0] = context.frame_reach[depth, 0]
-    reach[1] = context.frame_reach[depth, 1]
+    for q in range(reach.shape[0]):
+        reach[q] = context.frame_reach[depth, q]
     if action + 1 < n:
         reach[code - 1] *= context.current[infoset, action + 1]
         return action + 1
@@ -94,8 +95,12 @@ def _leave(context: Context, player: int, depth: int, code: int, infoset: int, n
     for a in range(n):
         value += current[infoset, a] * children[a]  # v(h) = sum_a sigma(I,a) v(ha)
     if code - 1 == player:
+        others = 1.0
+        for q in range(reach.shape[0]):
+            if q != player:
+                others *= reach[q]  # pi_-i(h)
         for a in range(n):
-            instant[a] = reach[1 - player] * (children[a] - value)  # pi_-i (v(ha) - v(h))
+            instant[a] = others * (children[a] - value)  # pi_-i (v(ha) - v(h))
         add_average(context.cumulative, infoset, n, context.scalars[WEIGHT] * reach[player], current[infoset])
         update_regrets(
             context.regret, context.log_at, current, infoset, n, instant, context.scalars, context.alpha, context.beta
@@ -112,10 +117,11 @@ def _iterations(
 
 @njit(cache=True, error_model="numpy")
 def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOptions) -> None:
-    """``iterations`` iterations: a traversal for player 0, then for player 1."""
+    """``iterations`` iterations: a traversal for each player in turn."""
     regret, current, cumulative, log_at, _weight_at, scalars, _rng, _shift = state
     alpha, beta = options[0], options[1]
     width = regret.shape[1]
-    reach, frame_reach, instant = np.empty(2), np.empty((tree[3], 2)), np.empty(width)
+    players = tree[1].shape[1]
+    reach, frame_reach, instant = np.empty(players), np.empty((tree[3], players)), np.empty(width)
     context = Context(regret, current, cumulative, log_at, scalars, alpha, beta, reach, frame_reach, instant)
     _iterations(iterations, tree, state, options, frames(tree[3], width), context)

@@ -17,7 +17,7 @@ All state lives in arrays the Python side owns (so a checkpoint is a set of arra
   this iteration's discounts :math:`d_\pm(t)`;
 * ``rng`` -- the four 64-bit words of a xoshiro256** generator (Blackman & Vigna 2018), seeded from
   the user's ``numpy.random.Generator``;
-* ``shift`` -- two 64-bit words :math:`s_0, s_1`, the random shifts of each player's stratified chance
+* ``shift`` -- one 64-bit word :math:`s_i` per player, the random shift of player :math:`i`'s stratified chance
   sequence (:func:`stratified_uniform`), drawn from the same ``Generator``.
 
 Chance draws (``chance_draws``):
@@ -50,8 +50,8 @@ CODE, INDEX, FIRST, COUNT = range(4)
 child and its number of children. Nodes are numbered breadth-first, so a node's children are the
 consecutive nodes ``FIRST .. FIRST + COUNT - 1`` (child ``a`` is action column ``a`` or chance
 outcome ``a``) and every parent precedes its children."""
-CHANCE, PLAYER_0, PLAYER_1, TERMINAL = range(4)
-"""Node codes; a decision node's code is ``1 + player``."""
+TERMINAL, CHANCE, PLAYER_0, PLAYER_1 = range(-1, 3)
+"""Node codes; a decision node's code is ``1 + player``, for any number of players."""
 
 ITERATION, L_POS, L_NEG, L_POS_BEFORE, L_NEG_BEFORE, LOG_SCALE, WEIGHT, WEIGHT_SUM, D_POS, D_NEG = range(10)
 NUM_SCALARS = 10

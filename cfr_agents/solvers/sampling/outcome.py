@@ -1,7 +1,7 @@
 r"""Outcome sampling (Lanctot, Waugh, Zinkevich & Bowling 2009), one trajectory per player.
 
 For traverser :math:`i`, one terminal history :math:`z` is sampled: chance by its probabilities,
-the opponent by :math:`\sigma^t_{-i}`, and :math:`i` by the epsilon-greedy
+every other player :math:`j` by :math:`\sigma^t_j`, and :math:`i` by the epsilon-greedy
 :math:`q(I,\cdot) = \epsilon/|A(I)| + (1-\epsilon)\,\sigma^t(I,\cdot)`. With :math:`q(h)` the
 probability of sampling the path to :math:`h` (chance excluded: it cancels) and :math:`a^*` the
 sampled action at :math:`h`, the sampled value is computed bottom-up,
@@ -66,7 +66,8 @@ class Context(NamedTuple):
     averaging: int
     epsilon: float
     reach: np.ndarray
-    r""":math:`\pi_i(h), \pi_{-i}(h), q(h)` at the node the trajectory is at."""
+    r""":math:`\pi_i(h), \pi_{-i}(h), q(h)` at the node the trajectory is at (:math:`\pi_{-i}`: every other
+    player's reach, chance excluded)."""
     frame_reach: np.ndarray
     """The same on arrival at each frame's node."""
     frame_action: np.ndarray
@@ -85,7 +86,7 @@ def _start(context: Context, player: int) -> None:
 
 @njit(cache=True, error_model="numpy", inline="always")
 def _enter(context: Context, player: int, depth: int, code: int, infoset: int, n: int) -> tuple[int, bool]:
-    r"""The opponent draws from :math:`\sigma^t`; the traverser from :math:`q` and opens a frame."""
+    r"""Another player draws from :math:`\sigma^t`; the traverser from :math:`q` and opens a frame."""
     reach, sigma, explore = context.reach, context.current[infoset], context.explore
     if code != 1 + player:
         a = sample(sigma, n, context.rng)
@@ -134,7 +135,7 @@ def _iterations(
 
 @njit(cache=True, error_model="numpy")
 def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOptions) -> None:
-    """``iterations`` iterations: a trajectory for player 0, then one for player 1."""
+    """``iterations`` iterations: a trajectory for each player in turn."""
     regret, current, cumulative, log_at, weight_at, scalars, rng, _shift = state
     alpha, beta, _gamma, averaging, epsilon, _chance_draws = options
     depth_bound, width = tree[3], regret.shape[1]

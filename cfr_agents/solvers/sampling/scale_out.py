@@ -161,7 +161,8 @@ def run_batch(
     ``snapshot``, with the generator of ``SeedSequence(seed, spawn_key=(round_, batch))``."""
     delta[...] = 0.0
     average[...] = 0.0
-    words, shift = kernel_seeds(np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(round_, batch))))
+    generator = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(round_, batch)))
+    words, shift = kernel_seeds(generator, tree[1].shape[1])
     no_rows = np.zeros((0, 2))  # is_delayed: the batch owes and keeps no discounts
     state = (delta, snapshot, average, no_rows, np.zeros(0), np.zeros(NUM_SCALARS), words, shift)
     SCHEMES[scheme].kernel.run(iterations, tree, state, options)
@@ -172,7 +173,7 @@ def _worker_tree(game: str, abstract: bool) -> KernelTree:
     """The kernels' tree of a task's game, built once per worker process."""
     if abstract:
         return holdem_kernel(AbstractGame.load(game))
-    return kernel_tree(compile_tree(load_game(game)))
+    return kernel_tree(compile_tree(load_game(game, any_players=True)))
 
 
 def _mapped(path: str | Path, shape: tuple[int, int], mode: Literal["r", "r+", "w+"] = "r+") -> FloatArray:

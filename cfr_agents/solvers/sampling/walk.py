@@ -21,7 +21,7 @@ scalars for options:
 ``enter(context, player, depth, code, infoset, n) -> (action, opens)``
     At a decision node of :math:`I` (``infoset``) with ``n`` actions, acting player ``code - 1``, on the
     way down; ``depth`` is the number of open frames, so a node that opens one gets frame ``depth``.
-    Returns the action to go down and whether the node opens a frame. A sampled node (the opponent's, in
+    Returns the action to go down and whether the node opens a frame. A sampled node (another player's, in
     external sampling) draws its action and opens none; the traverser's nodes open one, walking all of
     their actions from 0 (:func:`every_action`) or only a sampled one (:func:`one_action`).
 ``advance(context, player, depth, code, infoset, n, action) -> next action, or -1``
@@ -34,7 +34,7 @@ scalars for options:
     :math:`\tilde r^t(I,\cdot)` and apply the update rule, or to record samples.
 ``start(context, player)`` and ``end(context)``
     With :func:`iterate`, which runs MCCFR iterations (:func:`~.kernel_support.begin_iteration`, then a
-    traversal for player 0 and one for player 1): before each traversal, and after both
+    traversal for each player in turn): before each traversal, and after the last
     (:func:`nothing_at_start`, :func:`nothing_at_end` when a scheme needs neither).
 
 Then two functions (:mod:`~.external` is a short example):
@@ -216,14 +216,15 @@ def iterate(
     end: Callable[..., None],
     context: Any,
 ) -> None:
-    """``iterations`` MCCFR iterations: :func:`~.kernel_support.begin_iteration`, then for player 0 and
-    player 1 ``start`` and a :func:`walk`, then ``end``."""
+    """``iterations`` MCCFR iterations: :func:`~.kernel_support.begin_iteration`, then for each player
+    ``0, 1, ...`` in turn (``values[z, i]``: one column per player) ``start`` and a :func:`walk`,
+    then ``end``."""
     nodes, values, cdf, _depth_bound, deal = tree
     _regret, _current, cumulative, _log_at, weight_at, scalars, rng, shift = state
     alpha, beta, gamma, _averaging, _epsilon, chance_draws = options
     for _ in range(iterations):
         begin_iteration(scalars, alpha, beta, gamma, cumulative, weight_at)
-        for player in range(2):
+        for player in range(values.shape[1]):
             start(context, player)
             u = traversal_uniform(shift, player, scalars, chance_draws)
             walk(player, nodes, values, cdf, rng, u, chance_draws, stack, enter, advance, leave, context, deal)
