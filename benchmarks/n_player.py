@@ -10,10 +10,10 @@ Run from the repository root::
    for CFR+.
 2. **Convergence**: solve seconds of each update rule to NashConv 1e-6 on ``kuhn_poker(players=3)`` (target: 0.1 s)
    and to 1e-3 on ``leduc_poker(players=3)`` (target: 60 s), checked twenty times per decade.
-3. **Two players, before and after**: ms per CFR+ iteration of the two-player kernel on Leduc, its suit-isomorphic
-   reduction and Liar's Dice, in this working tree and in a ``git worktree`` of ``--before`` (default ``HEAD~1``),
-   each in a fresh process, alternating, the best of three rounds; the ratio shows whether the two-player path kept
-   its speed.
+3. **Two players, before and after**: ms per CFR+ iteration of the two-player full-tree kernel on Leduc, its
+   suit-isomorphic reduction and Liar's Dice, and of the external- and outcome-sampling kernels on Leduc, in this
+   working tree and in a ``git worktree`` of ``--before`` (default ``HEAD~1``), each in a fresh process,
+   alternating, the best of three rounds; the ratio shows whether the two-player paths kept their speed.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ TARGETS = {"speedup": 100.0, "kuhn3_seconds": 0.1, "leduc3_seconds": 60.0}
 CONVERGENCE = ((KUHN3, 1e-6, "kuhn3_seconds"), (LEDUC3, 1e-3, "leduc3_seconds"))
 RULES = ("cfr", "cfr+", "dcfr", "pcfr+", "dcfr+", "pdcfr+")
 TWO_PLAYER_GAMES = ("openspiel:leduc_poker", "openspiel:leduc_poker(suit_isomorphism=True)", "openspiel:liars_dice")
+TWO_PLAYER_SAMPLED = (("openspiel:leduc_poker", "external"), ("openspiel:leduc_poker", "outcome"))
+"""Sampled kernels compared before and after: (game, scheme), CFR+ under that sampling."""
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "n_player"
 
 
@@ -54,17 +56,27 @@ def best_seconds(step: Callable[[int], None], rounds: int, batch_seconds: float)
 
 def two_player_child() -> dict[str, float]:
     """In a fresh process, on whichever code ``PYTHONPATH`` puts first: ms per CFR+ iteration of each two-player
-    game. It uses only what both versions have (``load_game``, ``compile_tree``, ``make_solver``)."""
+    game, full tree, and of each sampled kernel of :data:`TWO_PLAYER_SAMPLED`. It uses only what both versions have
+    (``load_game``, ``compile_tree``, ``make_solver``)."""
+    import numpy as np
+
     from adapters import load_game
     from cfr_agents import make_solver
     from cfr_agents.tree import compile_tree
 
     figures = {}
-    for game_id in TWO_PLAYER_GAMES:
-        solver = make_solver(compile_tree(load_game(game_id)), "cfr+")
+    for game_id, sampling in [(game_id, "none") for game_id in TWO_PLAYER_GAMES] + list(TWO_PLAYER_SAMPLED):
+        tree = compile_tree(load_game(game_id))
+        solver = make_solver(tree, "cfr+", sampling=sampling, rng=np.random.default_rng(0))
         solver.run(1)  # compiles the kernel, or loads it from Numba's cache
-        figures[game_id] = best_seconds(solver.run, 5, 0.3) * 1e3
+        figures[row_name(game_id, sampling)] = best_seconds(solver.run, 5, 0.3) * 1e3
     return figures
+
+
+def row_name(game_id: str, sampling: str) -> str:
+    """The before-and-after table's name of a game under a sampling scheme (``"none"``: the full tree)."""
+    name = game_id.removeprefix("openspiel:")
+    return name if sampling == "none" else f"{name}, {sampling} sampling"
 
 
 def two_player_side_by_side(before: str, rounds: int) -> dict[str, Any]:
@@ -213,12 +225,12 @@ def tables(figures: dict[str, Any]) -> list[Any]:
     if side is not None:
         two_rows = tuple(
             (
-                game_id.removeprefix("openspiel:"),
-                f"{side['before'][game_id]:.4f}",
-                f"{side['after'][game_id]:.4f}",
-                f"{side['after'][game_id] / side['before'][game_id]:.3f}",
+                name,
+                f"{side['before'][name]:.4f}",
+                f"{side['after'][name]:.4f}",
+                f"{side['after'][name] / side['before'][name]:.3f}",
             )
-            for game_id in TWO_PLAYER_GAMES
+            for name in side["after"]
         )
         out.append(
             Table(
