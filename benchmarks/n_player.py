@@ -226,8 +226,8 @@ def tables(figures: dict[str, Any]) -> list[Any]:
         two_rows = tuple(
             (
                 name,
-                f"{side['before'][name]:.4f}",
-                f"{side['after'][name]:.4f}",
+                f"{side['before'][name]:.4g}",
+                f"{side['after'][name]:.4g}",
                 f"{side['after'][name] / side['before'][name]:.3f}",
             )
             for name in side["after"]
