@@ -176,7 +176,7 @@ def test_a_two_player_match_stays_as_it_was_and_out_writes_its_json(tmp_path: Pa
         (["K3", "deep-cfr", "random", "--hands", "12"], "'deep-cfr' is not available for"),
         (["K3", "random", "random", "--hands", "6"], "--hands must be at least 12"),
         (["K3", "random", "random", "--hands", "20"], "--hands must be a multiple of 6"),
-        (["K3", "random", "random", "--hands", "12", "--aivat"], "--aivat read two-player zero-sum matches"),
+        (["K3", "random", "random", "--hands", "12", "--aivat"], "--aivat takes two-player zero-sum matches only"),
     ],
 )
 def test_bad_inputs_are_refused_in_one_line_and_write_nothing(
@@ -230,7 +230,7 @@ def test_a_tournament_plays_every_table_and_averages_each_agent_over_its_tables(
     [
         (["random", "openspiel-cfr:5"], [], "a tournament needs at least 3 agents"),
         (["random", "random", "openspiel-cfr:5"], [], "agent 'random' is named twice"),
-        (["random", "openspiel-cfr:5", "openspiel-cfr+:5"], ["--aivat"], "--aivat read two-player zero-sum matches"),
+        (["random", "openspiel-cfr:5", "openspiel-cfr+:5"], ["--aivat"], "--aivat takes two-player zero-sum matches only"),
         (["random", "openspiel-cfr:5", "openspiel-cfr+:5"], ["--hands", "14"], "--hands must be a multiple of 6"),
         (["random", "openspiel-cfr:5", "rlcard-rule-v1"], [], "'rlcard-rule-v1' is not available for"),
     ],

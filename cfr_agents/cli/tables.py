@@ -17,7 +17,9 @@ def refuse_two_player_options(game_id: str, **given: object) -> None:
     named = [name for name, value in given.items() if value]
     if named:
         raise ParameterError(
-            " and ".join("{" + name + "}" for name in named) + " read two-player zero-sum matches, not {game}",
+            " and ".join("{" + name + "}" for name in named)
+            + (" take" if len(named) > 1 else " takes")
+            + " two-player zero-sum matches only, not {game}",
             game=game_id,
         )
 
