@@ -230,7 +230,11 @@ def test_a_tournament_plays_every_table_and_averages_each_agent_over_its_tables(
     [
         (["random", "openspiel-cfr:5"], [], "a tournament needs at least 3 agents"),
         (["random", "random", "openspiel-cfr:5"], [], "agent 'random' is named twice"),
-        (["random", "openspiel-cfr:5", "openspiel-cfr+:5"], ["--aivat"], "--aivat takes two-player zero-sum matches only"),
+        (
+            ["random", "openspiel-cfr:5", "openspiel-cfr+:5"],
+            ["--aivat"],
+            "--aivat takes two-player zero-sum matches only",
+        ),
         (["random", "openspiel-cfr:5", "openspiel-cfr+:5"], ["--hands", "14"], "--hands must be a multiple of 6"),
         (["random", "openspiel-cfr:5", "rlcard-rule-v1"], [], "'rlcard-rule-v1' is not available for"),
     ],
