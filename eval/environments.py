@@ -74,7 +74,7 @@ def play_rlcard_match(
     Each pair draws a deal seed from ``deal_rng``; both hands of the pair reseed the engine's
     generator with it (``env.game.np_random``, what RLCard's dealer shuffles with and what draws
     Leduc's small-blind seat), so they get the same cards and seats, with the agents swapped.
-    Each hand is RLCard's own ``env.reset()``/``env.step()`` loop, with every decision made by the
+    Each hand is RLCard's own ``env.reset()`` (:func:`reset_hand`)/``env.step()`` loop, with every decision made by the
     seated agent's ``eval_step``, as ``env.run(is_training=False)`` does.
     """
     if not game_id.startswith(PREFIX):
@@ -96,9 +96,23 @@ def play_rlcard_match(
     return _duplicate_pairs(game_id, game.units, pairs, deal_rng, hand, show_progress)
 
 
-def _play_hand(env: Any, agents: tuple[RLCardAgent, RLCardAgent]) -> tuple[float, float]:
-    """One hand of RLCard's env, as ``env.run(is_training=False)`` plays it; the payoffs per seat."""
+def reset_hand(env: Any) -> tuple[dict[str, Any], int]:
+    """RLCard's ``env.reset()``, the hand starting as it does in a new env: the first state and player.
+
+    Limit hold'em's ``init_game`` builds the first player's state before it clears the raises of each round
+    (``game.history_raise_nums``), so a reused env would show that player the previous hand's raises in ``obs``:
+    they are cleared first, and every state of a hand depends on that hand alone."""
+    game = env.game
+    if hasattr(game, "history_raise_nums"):
+        game.history_raise_nums = [0] * len(game.history_raise_nums)
     state, player = env.reset()
+    return state, int(player)
+
+
+def _play_hand(env: Any, agents: tuple[RLCardAgent, RLCardAgent]) -> tuple[float, float]:
+    """One hand of RLCard's env, as ``env.run(is_training=False)`` plays it (:func:`reset_hand`); the payoffs per
+    seat."""
+    state, player = reset_hand(env)
     game = env.game
     while not game.is_over():
         agent = agents[player]

@@ -54,7 +54,7 @@ from adapters.rlcard import RLCardGame
 from cfr_agents.tree import load_tree
 from eval import holdem
 from eval.aivat import Aivat
-from eval.environments import Z_95, OpenSpielPolicy, RLCardAgent, draw
+from eval.environments import Z_95, OpenSpielPolicy, RLCardAgent, draw, reset_hand
 from eval.hand_log import HandReader
 from eval.match import Agents, no_tree, off_tree, openspiel_seat, rlcard_seat
 from eval.opponents import is_file_name, load_opponent
@@ -417,7 +417,7 @@ class _RLCardDealer(_Dealer):
         env, seat = self.env, table.seat
         self.deals.seed(deal_seed)
         players: tuple[RLCardAgent, RLCardAgent] = (self.human, self.agent) if seat == 0 else (self.agent, self.human)
-        state, player = env.reset()
+        state, player = reset_hand(env)
         self._observe(table)
         while not env.game.is_over():
             actor = players[player]

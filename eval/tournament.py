@@ -15,6 +15,11 @@ such a tournament wants few workers.
 With ``aivat`` (:func:`run_tournament`), each match in which one agent's exact strategy can be queried carries its
 AIVAT estimate too (:mod:`eval.aivat`): in ``results.json`` (each match's ``aivat``), ``results.csv``
 (``aivat_mean``, ``aivat_standard_error``, empty without it) and below the table of ``results.md``.
+
+A match refused while it is played (an :class:`~adapters.inputs.InputError`: an agent that cannot be asked, a hand
+AIVAT cannot read) costs that match only: it is kept as a :class:`MatchFailure`, its agents and its one-line
+reason, and every other match still plays and is reported (``failed`` in ``results.json``, a list below the table
+of ``results.md``, ``failed`` in its cells; ``results.csv`` holds the matches played).
 """
 
 from __future__ import annotations
@@ -60,6 +65,17 @@ class AgentJob:
 
 
 @dataclass(frozen=True)
+class MatchFailure:
+    """A match refused while it was played: its agents (``A`` first) and the refusal's message."""
+
+    agents: tuple[str, str]
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"agents": list(self.agents), "reason": self.reason}
+
+
+@dataclass(frozen=True)
 class TournamentResult:
     """A round robin's matches (``A`` = the first named of each pairing) and each agent's exploitability."""
 
@@ -70,9 +86,12 @@ class TournamentResult:
     seed: int
     matches: tuple[MatchReport, ...]
     scores: tuple[AgentScore, ...]
+    failed: tuple[MatchFailure, ...] = ()
+    """The matches refused while they were played (:class:`MatchFailure`), in the order of :func:`pairings`."""
 
     def match(self, row: str, column: str) -> tuple[float, float, float | None] | None:
-        """``row``'s (mean, standard error, exact value) against ``column``; ``None`` on the diagonal."""
+        """``row``'s (mean, standard error, exact value) against ``column``; ``None`` on the diagonal and for a match
+        refused (:attr:`failed`)."""
         for report in self.matches:
             if report.agents == (row, column):
                 return report.mean, report.standard_error, report.exact
@@ -80,10 +99,14 @@ class TournamentResult:
                 return -report.mean, report.standard_error, None if report.exact is None else -report.exact
         return None
 
-    def field_mean(self, agent: str) -> float:
-        """``agent``'s mean payoff over all its matches."""
+    def field_mean(self, agent: str) -> float | None:
+        """``agent``'s mean payoff over all its matches played; ``None`` when none was."""
         values = [cell[0] for other in self.agents if other != agent and (cell := self.match(agent, other))]
-        return sum(values) / len(values)
+        return sum(values) / len(values) if values else None
+
+    def failure(self, row: str, column: str) -> MatchFailure | None:
+        """The refusal of the match of ``row`` and ``column`` (either as ``A``), ``None`` if it was not refused."""
+        return next((failed for failed in self.failed if set(failed.agents) == {row, column}), None)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -94,6 +117,7 @@ class TournamentResult:
             "seed": self.seed,
             "matches": [report.to_json() for report in self.matches],
             "exploitability": [score.to_json() for score in self.scores],
+            "failed": [failure.to_json() for failure in self.failed],
         }
 
 
@@ -130,7 +154,8 @@ def run_tournament(
     *,
     aivat: bool = False,
 ) -> TournamentResult:
-    """Play the round robin on ``executor`` (local processes or Ray).
+    """Play the round robin on ``executor`` (local processes or Ray); a match refused while it is played is kept
+    as a :class:`MatchFailure` and the others go on (module docstring).
 
     On Ray, a policy file travels as its contents, so a worker on another machine needs no shared disk.
     With ``aivat``, every match in which one agent's exact strategy can be queried is estimated with AIVAT as
@@ -156,10 +181,11 @@ def run_tournament(
         def report(job: MatchSpec | AgentJob) -> None:
             done(label(job))
 
-    results: list[MatchReport | AgentScore] = executor.map(run_job, work, report)
+    results: list[MatchReport | MatchFailure | AgentScore] = executor.map(run_job, work, report)
     matches = tuple(r for r in results if isinstance(r, MatchReport))
     scores = tuple(r for r in results if isinstance(r, AgentScore))
-    return TournamentResult(game_id, units, tuple(agents), hands, seed, matches, scores)
+    failed = tuple(r for r in results if isinstance(r, MatchFailure))
+    return TournamentResult(game_id, units, tuple(agents), hands, seed, matches, scores, failed)
 
 
 def policy_contents(agents: Sequence[str]) -> dict[str, str]:
@@ -188,15 +214,19 @@ def _worker_agents() -> Agents:
     return _AGENTS
 
 
-def run_job(job: MatchSpec | AgentJob) -> MatchReport | AgentScore:
-    """Play or score one job from its spec (in a worker, or in this process), on one thread."""
+def run_job(job: MatchSpec | AgentJob) -> MatchReport | MatchFailure | AgentScore:
+    """Play or score one job from its spec (in a worker, or in this process), on one thread; a match refused
+    while it is played gives its :class:`MatchFailure`."""
     agents = _worker_agents()
     agents.provide(job.files)
     with _quiet(), one_thread():
         if isinstance(job, MatchSpec):
             if job.aivat and not knows_a_strategy(agents, job.game_id, job.agents):
                 job = replace(job, aivat=False)  # neither strategy is known: no AIVAT estimate for this match
-            return play_match(job, agents)
+            try:
+                return play_match(job, agents)
+            except InputError as error:
+                return MatchFailure(job.agents, str(error))
         return agents.score(job.name, job.game_id)
 
 
@@ -209,8 +239,8 @@ def _quiet() -> Iterator[None]:
 
 def markdown(result: TournamentResult) -> str:
     """A table to paste into a paper: each row agent's mean payoff per hand against each column
-    agent (sampled, with its 95% half-width; the exact value in brackets), its mean over the field
-    and its exact exploitability."""
+    agent (sampled, with its 95% half-width; the exact value in brackets; ``failed`` for a match refused while it
+    was played, listed with its reason below the table), its mean over the field and its exact exploitability."""
     unit = result.units
     chips_per_big_blind = big_blind(result.game_id, unit)
     in_mbb = (
@@ -240,12 +270,13 @@ def markdown(result: TournamentResult) -> str:
         for column in result.agents:
             cell = result.match(row, column)
             if cell is None:
-                cells.append("--")
+                cells.append("failed" if result.failure(row, column) else "--")
                 continue
             mean, error, exact = cell
             text = f"{mean:+.3f} ± {1.959963984540054 * error:.3f}"
             cells.append(text + (f" [{exact:+.3f}]" if exact is not None else ""))
-        cells.append(f"{result.field_mean(row):+.3f}")
+        field = result.field_mean(row)
+        cells.append("--" if field is None else f"{field:+.3f}")
         score = scores[row]
         cells.append(missing if score.exploitability is None else f"{score.exploitability:.4g}")
         lines.append("| " + " | ".join(cells) + " |")
@@ -259,6 +290,12 @@ def markdown(result: TournamentResult) -> str:
                 f"- `{a}` vs `{b}`: {report.aivat.mean:+.3f} ± {Z_95 * report.aivat.standard_error:.3f} "
                 f"(plain {report.mean:+.3f} ± {Z_95 * report.standard_error:.3f}; `{shown[report.aivat.known]}` known)"
             )
+    if result.failed:
+        lines += ["", "Failed (no result):", ""]
+        lines += [
+            f"- `{shown[failure.agents[0]]}` vs `{shown[failure.agents[1]]}`: {failure.reason}"
+            for failure in result.failed
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -321,6 +358,7 @@ def json_text(result: TournamentResult) -> str:
 
 __all__ = [
     "AgentJob",
+    "MatchFailure",
     "TournamentResult",
     "check_agents",
     "csv_text",

@@ -1,14 +1,15 @@
 """AIVAT on the hold'em engine (:mod:`eval.aivat_holdem`): summed over every terminal of a small limit hold'em game
 with its probability, the estimate is the exact value of the profile -- for the known strategy, any gains of the
 value function, and with or without imagined hands -- and not for a strategy the agent does not play; hands played
-in RLCard's env replay on the engine with the env's payoffs; ``match --aivat`` reports it on
-``rlcard:limit-holdem``."""
+in RLCard's env replay on the engine with the env's payoffs, and an RLCard agent asked on the engine sees the
+state the env showed it; ``match --aivat`` reports it on ``rlcard:limit-holdem``."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ from cfr_agents.tree import CompiledTree, FloatArray
 from eval.aivat_holdem import HoldemAivat, HoldemAivatRecorder, cross_fitted, fitted_gains
 from eval.environments import play_rlcard_match
 from eval.head_to_head import exact_head_to_head, seated_profile
-from eval.lbr_sampled import BoolArray, IntArray, RangeQuery, game_engine, range_query
+from eval.lbr_sampled import BoolArray, IntArray, RangeQuery, RLCardRange, game_engine, range_query
 from eval.match import rlcard_seat
 from eval.opponents import load_opponent
 from tests.support import run_cli, tree
@@ -133,6 +134,47 @@ def test_rlcard_hands_replay_on_the_engine_with_the_envs_payoffs() -> None:
     players = [rlcard_seat(opponent.agent, game, np.random.default_rng(i)) for i, opponent in enumerate(agents)]
     played = play_rlcard_match(LIMIT, players[0], players[1], 40, rng, log=recorder)
     assert recorder.payoffs is not None and len(recorder.payoffs) == 80
+    assert float(np.mean(recorder.payoffs)) == pytest.approx(played.mean, abs=1e-12)
+
+
+class LaterRaises:
+    """An RLCard agent of limit hold'em that reads the raises of each round in ``obs`` (RLCard's ``obs[52 + 5 r + n]``:
+    ``n`` raises in round ``r``): it raises whenever it may once the flop is dealt, and before the flop raises only
+    if ``obs`` shows a raise in a later round -- which no state of the hand itself can show -- else checks or
+    calls."""
+
+    use_raw = False
+
+    def __init__(self, actions: Sequence[str]) -> None:
+        self.actions = list(actions)
+
+    def eval_step(self, state: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
+        obs = np.asarray(state["obs"])
+        legal = list(state["raw_legal_actions"])
+        later = bool(obs[57:72].reshape(3, 5)[:, 1:].any())
+        flop = int(obs[:52].sum()) > 2
+        name = "raise" if (flop or later) and "raise" in legal else "call" if "call" in legal else "check"
+        return self.actions.index(name), {}
+
+    def step(self, state: Mapping[str, Any]) -> int:
+        return self.eval_step(state)[0]
+
+
+def test_an_rlcard_agent_asked_on_the_engine_sees_the_state_the_env_showed_it() -> None:
+    """Hands in one env, each after a hand with raises on the flop and later: the agent that reads the raises of
+    later rounds is asked on the engine at the state the env gave it, so every action it took has probability 1
+    (the recorder refuses a hand where the known agent took an action of probability 0)."""
+    engine = game_engine(LIMIT)
+    game = adapters.load_game(LIMIT)
+    assert isinstance(game, RLCardGame)
+    known = LaterRaises(game.actions)
+    rules = engine.rules
+    hands = private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards)
+    aivat = HoldemAivat(engine, RLCardRange(known, engine, hands, "later-raises"), np.random.default_rng(0))
+    recorder = HoldemAivatRecorder(LIMIT, ("later-raises", "always-call"), aivat, 0, 6, keep_hands=True)
+    other = rlcard_seat(load_opponent("always-call", LIMIT).agent, game, np.random.default_rng(1))
+    played = play_rlcard_match(LIMIT, known, other, 6, np.random.default_rng(0), log=recorder)
+    assert recorder.payoffs is not None and len(recorder.payoffs) == 12
     assert float(np.mean(recorder.payoffs)) == pytest.approx(played.mean, abs=1e-12)
 
 

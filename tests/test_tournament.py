@@ -1,6 +1,6 @@
 """``cfr-agents tournament``: round robin with exploitability per agent; JSON, CSV, Markdown and a
 heatmap; results byte for byte the same for any number of workers and on Ray; each pairing seeded
-on its own."""
+on its own; a match refused while it is played costs that match only."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from eval.agents import AgentQueryError
+from eval.match import Agents, MatchReport, MatchSpec, play_match
 from tests.support import MATCH_REPORT_FIELDS, run_cli
 
 
@@ -82,3 +84,32 @@ def test_a_pairing_does_not_depend_on_the_others(policy_files: dict[str, Path], 
     assert run_cli(tournament(tmp_path / "b", 1, [*first, "rlcard-rule-v1"])).status == 0
     a, b = (json.loads((tmp_path / d / "results.json").read_text())["matches"][0] for d in "ab")
     assert a == b
+
+
+def test_a_refused_match_costs_that_match_only(
+    policy_files: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent that refuses in one pairing: the other matches are written, the refused one is named with its
+    reason on stderr and in the outputs, and the exit status is 2."""
+    policy = str(policy_files["rlcard:leduc-holdem"])
+
+    def refusing(spec: MatchSpec, agents: Agents | None = None) -> MatchReport:
+        if "rlcard-rule-v1" in spec.agents and "random" in spec.agents:
+            raise AgentQueryError("rlcard-rule-v1 answers nothing at this state")
+        return play_match(spec, agents)
+
+    monkeypatch.setattr("eval.tournament.play_match", refusing)
+    out = tmp_path / "t"
+    run = run_cli(tournament(out, 1, [policy, "random", "rlcard-rule-v1"], hands=20))
+    assert run.status == 2
+    assert "cfr-agents: error: random vs rlcard-rule-v1: rlcard-rule-v1 answers nothing at this state" in run.err
+    results = json.loads((out / "results.json").read_text())
+    assert [tuple(m["agents"]) for m in results["matches"]] == [(policy, "random"), (policy, "rlcard-rule-v1")]
+    assert results["failed"] == [
+        {"agents": ["random", "rlcard-rule-v1"], "reason": "rlcard-rule-v1 answers nothing at this state"}
+    ]
+    assert len(results["exploitability"]) == 3
+    assert len(list(csv.DictReader((out / "results.csv").open()))) == 2
+    table = (out / "results.md").read_text()
+    assert table.count("| failed |") == 2  # random against rlcard-rule-v1 and back
+    assert "- `random` vs `rlcard-rule-v1`: rlcard-rule-v1 answers nothing at this state" in table

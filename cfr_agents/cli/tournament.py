@@ -1,5 +1,9 @@
 """``cfr-agents tournament --game G AGENT... --hands N --out DIR [--workers K] [--seed S] [--aivat]``: a round
-robin, its matches estimated with AIVAT as well with ``--aivat`` (:mod:`eval.aivat`)."""
+robin, its matches estimated with AIVAT as well with ``--aivat`` (:mod:`eval.aivat`).
+
+A match refused while it is played costs that match only: the others are played and written, each refused match is
+named with its reason on stderr (``cfr-agents: error: A vs B: ...``) and in the outputs, and the command exits with
+status 2 (:data:`~cfr_agents.exit_status.EXIT_USAGE`)."""
 
 from __future__ import annotations
 
@@ -8,11 +12,13 @@ import sys
 from typing import Any
 
 from cfr_agents.cli.common import (
+    EXIT_USAGE,
     MAX_HANDS,
     add_executor_options,
     hands,
     magnitude,
     non_negative_int,
+    one_line,
     plotting_unavailable,
 )
 from cfr_agents.cli.paths import add_input, add_output
@@ -82,4 +88,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         written = ", ".join(OUTPUTS[:3]) + f" (no heatmap.png: {plotting})"
     print(f"wrote {written} to {out}")
-    return 0
+    for failure in result.failed:
+        a, b = failure.agents
+        print(f"cfr-agents: error: {one_line(f'{a} vs {b}: {failure.reason}')}", file=sys.stderr)
+    return EXIT_USAGE if result.failed else 0
