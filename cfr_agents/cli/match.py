@@ -52,14 +52,14 @@ def register(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from adapters.inputs import InputError
-    from cfr_agents.cli import tables
+    from cfr_agents.cli.tables import run_match
     from cfr_agents.files import check_outputs, write_atomic
     from eval.match import Agents, MatchSpec, check_hands, describe, play_match
 
     names = (args.agent_a, args.agent_b, *args.agent_more)
     seated = _seated_game(args.game, names)
     if seated is not None:
-        return tables.run_match(args, seated, names)
+        return run_match(args, seated, names)
     check_hands(args.hands)
     check_outputs(args.log, args.out)
     agents = Agents()

@@ -51,14 +51,14 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cfr_agents.cli import tables
+    from cfr_agents.cli.tables import run_tournament as run_tables
     from cfr_agents.jobs import executor
     from eval.match import check_aivat_game, check_hands
     from eval.table import takes_seats
     from eval.tournament import check_agents, csv_text, json_text, markdown, run_tournament
 
     if takes_seats(args.game):  # an n-player or general-sum game: every table of distinct agents
-        return tables.run_tournament(args, OUTPUTS)
+        return run_tables(args, OUTPUTS)
     check_hands(args.hands)
     if args.aivat:
         check_aivat_game(args.game)
