@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,19 +41,6 @@ TWO_PLAYER_SAMPLED = (("openspiel:leduc_poker", "external"), ("openspiel:leduc_p
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "n_player"
 
 
-def best_seconds(step: Callable[[int], None], rounds: int, batch_seconds: float) -> float:
-    """Seconds per iteration: the best of ``rounds`` batches of at least ``batch_seconds`` (one warm-up step)."""
-    step(1)
-    best = float("inf")
-    for _ in range(rounds):
-        iterations, started = 0, time.perf_counter()
-        while (elapsed := time.perf_counter() - started) < batch_seconds:
-            step(max(1, iterations))
-            iterations += max(1, iterations)
-        best = min(best, elapsed / iterations)
-    return best
-
-
 def two_player_child() -> dict[str, float]:
     """In a fresh process, on whichever code ``PYTHONPATH`` puts first: ms per CFR+ iteration of each two-player
     game, full tree, and of each sampled kernel of :data:`TWO_PLAYER_SAMPLED`. It uses only what both versions have
@@ -61,6 +48,7 @@ def two_player_child() -> dict[str, float]:
     import numpy as np
 
     from adapters import load_game
+    from benchmarks.cost import best_of
     from cfr_agents import make_solver
     from cfr_agents.tree import compile_tree
 
@@ -69,7 +57,7 @@ def two_player_child() -> dict[str, float]:
         tree = compile_tree(load_game(game_id))
         solver = make_solver(tree, "cfr+", sampling=sampling, rng=np.random.default_rng(0))
         solver.run(1)  # compiles the kernel, or loads it from Numba's cache
-        figures[row_name(game_id, sampling)] = best_seconds(solver.run, 5, 0.3) * 1e3
+        figures[row_name(game_id, sampling)] = best_of(solver.run, 5, 0.3) * 1e3
     return figures
 
 
@@ -114,6 +102,7 @@ def speed(rounds: int, batch_seconds: float) -> dict[str, dict[str, float]]:
     """ms per iteration on three-player Leduc, ours and OpenSpiel's C++, for CFR and CFR+."""
     import pyspiel
 
+    from benchmarks.cost import best_of
     from cfr_agents import make_solver
     from cfr_agents.solvers import FullTreeSolver
     from cfr_agents.tree import load_tree
@@ -131,8 +120,8 @@ def speed(rounds: int, batch_seconds: float) -> dict[str, dict[str, float]]:
             for _ in range(iterations):
                 cpp.evaluate_and_update_policy()
 
-        our_ms = best_seconds(ours.run, rounds, batch_seconds) * 1e3
-        their_ms = best_seconds(cpp_step, 2, batch_seconds) * 1e3
+        our_ms = best_of(ours.run, rounds, batch_seconds) * 1e3
+        their_ms = best_of(cpp_step, 2, batch_seconds) * 1e3
         figures[algorithm] = {
             "ours_ms": our_ms,
             "openspiel_cpp_ms": their_ms,

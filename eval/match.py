@@ -162,18 +162,13 @@ class MatchReport:
 
     @property
     def exact_within_ci95(self) -> bool | None:
-        """Whether the exact value lies inside the sampled 95% interval; ``None`` without the exact value,
-        or when the interval is a point (a standard error of 0: every pair paid the same)."""
-        if self.exact is None or self.standard_error == 0:
-            return None
-        return self.ci95[0] <= self.exact <= self.ci95[1]
+        """Whether the exact value lies inside the sampled 95% interval (:func:`exact_against_sample`)."""
+        return exact_against_sample(self.exact, self.mean, self.standard_error, self.ci95)[0]
 
     @property
     def exact_error_in_standard_errors(self) -> float | None:
-        """``|mean - exact| / standard error``."""
-        if self.exact is None or self.standard_error == 0:
-            return None
-        return abs(self.mean - self.exact) / self.standard_error
+        """``|mean - exact| / standard error`` (:func:`exact_against_sample`)."""
+        return exact_against_sample(self.exact, self.mean, self.standard_error, self.ci95)[1]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -569,6 +564,17 @@ def describe(report: MatchReport) -> str:
             + f": {exact_verdict(report.exact_within_ci95, report.exact_error_in_standard_errors, report.hands)}"
         )
     return "\n".join(lines)
+
+
+def exact_against_sample(
+    exact: float | None, mean: float, standard_error: float, ci95: tuple[float, float]
+) -> tuple[bool | None, float | None]:
+    """Whether ``exact`` lies inside the sampled 95% interval ``ci95``, and ``|mean - exact| / standard error``; both
+    ``None`` without an exact value, or when the interval is a point (a standard error of 0: every sample paid the
+    same)."""
+    if exact is None or standard_error == 0:
+        return None, None
+    return ci95[0] <= exact <= ci95[1], abs(mean - exact) / standard_error
 
 
 def exact_verdict(within: bool | None, distance: float | None, hands: int) -> str:

@@ -42,7 +42,7 @@ from cfr_agents.tree import CompiledTree, FloatArray, load_tree
 from eval.agents import AgentQueryError
 from eval.environments import PairSamples, play_openspiel_hand
 from eval.exploitability import policy_values
-from eval.match import exact_verdict, provided_file
+from eval.match import exact_against_sample, exact_verdict, provided_file
 from eval.opponents import Opponent, load_opponent
 
 TWO_PLAYERS = 2
@@ -191,18 +191,13 @@ class SeatResult:
 
     @property
     def exact_within_ci95(self) -> bool | None:
-        """Whether the exact value lies inside the sampled 95% interval; ``None`` without it, or when the interval is
-        a point."""
-        if self.exact is None or self.standard_error == 0:
-            return None
-        return self.ci95[0] <= self.exact <= self.ci95[1]
+        """Whether the exact value lies inside the sampled 95% interval (:func:`eval.match.exact_against_sample`)."""
+        return exact_against_sample(self.exact, self.mean, self.standard_error, self.ci95)[0]
 
     @property
     def exact_error_in_standard_errors(self) -> float | None:
-        """``|mean - exact| / standard error``."""
-        if self.exact is None or self.standard_error == 0:
-            return None
-        return abs(self.mean - self.exact) / self.standard_error
+        """``|mean - exact| / standard error`` (:func:`eval.match.exact_against_sample`)."""
+        return exact_against_sample(self.exact, self.mean, self.standard_error, self.ci95)[1]
 
     def to_json(self) -> dict[str, Any]:
         return {
