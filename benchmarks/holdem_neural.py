@@ -1,10 +1,9 @@
 """A neural model scored exactly on Flop Hold'em: its strategy made by batched forward passes over the hands of
 each public node, then the engine's best responses.
 
-    OPENBLAS_NUM_THREADS=1 python -m benchmarks.holdem_neural --boards canonical --out benchmarks/results/holdem_neural
-    OPENBLAS_NUM_THREADS=1 python -m benchmarks.holdem_neural --boards every \\
-        --out benchmarks/results/holdem_neural_every
-    OPENBLAS_NUM_THREADS=1 python -m benchmarks.holdem_neural --model fhp.json --out benchmarks/results/fhp_sd_cfr
+    python -m benchmarks.holdem_neural --boards canonical --out benchmarks/results/holdem_neural
+    python -m benchmarks.holdem_neural --boards every --out benchmarks/results/holdem_neural_every
+    python -m benchmarks.holdem_neural --model sdcfr.json --out benchmarks/results/fhp_sd_cfr_scoring
 
 Without ``--model`` the model is a network of the Deep CFR paper's (64, 64, 64) shape, freshly initialised from a
 seeded generator, read as Deep CFR's average network (softmax): the times are what any trained network of that

@@ -18,6 +18,7 @@ from adapters.inputs import InputError
 from adapters.openspiel import PREFIX
 from adapters.tensors import encoder
 from cfr_agents.neural_policy import NeuralPolicy
+from cfr_agents.public_tree import neural
 from cfr_agents.public_tree.engine import canonical_placement
 from cfr_agents.public_tree.infosets import Locator
 from cfr_agents.public_tree.neural import Materialiser, network_strategy, torch_strategy
@@ -161,3 +162,57 @@ def test_a_model_of_another_game_or_tensor_is_refused() -> None:
         Materialiser(small, wrong_size)
     with pytest.raises(InputError, match="not 'argmax'"):
         torch_strategy("holdem-8", "argmax", network)
+
+
+def test_on_suit_canonical_boards_each_hand_plays_its_image_s_row(folder: Path) -> None:
+    """The networks run once per image of the hands under a canonical board's stabilizer: every hand plays the
+    model's strategy at its smallest image, the image's row on the tree with every board."""
+    model = trained("deep-cfr", folder)
+    canonical, full = public("holdem-6", True), public("holdem-6", False)
+    ours = Materialiser(canonical, network_strategy(model), dtype=np.float64).strategy()
+    theirs = Materialiser(full, network_strategy(model), dtype=np.float64).strategy()
+    segment_of = {(int(full.segments.range_index[s]), full.segments.boards[s]): s for s in range(full.segments.count)}
+    hands = canonical.num_hands
+    for s in range(canonical.segments.count):
+        there = segment_of[int(canonical.segments.range_index[s]), canonical.segments.boards[s]]
+        group = int(canonical.segments.group[s])
+        members = canonical.group_members[canonical.group_start[group] : canonical.group_start[group + 1]]
+        image = canonical.permutations[members].min(axis=0)
+        valid = np.flatnonzero((canonical.masks & canonical.segments.board_mask[s]) == 0)
+        for node in range(*canonical.betting.ranges[canonical.segments.range_index[s]]):
+            if canonical.node_offset[node] < 0:
+                continue
+            size = int(canonical.betting.num_children[node]) * hands
+            at = int(canonical.segments.offset[s] + canonical.node_offset[node])
+            mine = ours[at : at + size].reshape(-1, hands)[:, valid]
+            at = int(full.segments.offset[there] + full.node_offset[node])
+            np.testing.assert_allclose(mine, theirs[at : at + size].reshape(-1, hands)[:, image[valid]], atol=1e-12)
+
+
+def test_threads_write_what_one_thread_writes(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An SD-CFR model's strategy written by a thread per core (each keeping its own parents' reaches) is the one a
+    single thread writes, bit for bit."""
+    model = trained("sd-cfr", folder)
+    tree = public("holdem-6", True)
+    threaded = Materialiser(tree, network_strategy(model), dtype=np.float64)
+    whole = threaded.strategy()
+    monkeypatch.setattr(neural, "_cores", lambda: 1)
+    alone = Materialiser(tree, network_strategy(model), dtype=np.float64)
+    np.testing.assert_array_equal(alone.strategy(), whole)
+    assert threaded.rows == alone.rows == tree.num_infosets
+
+
+def test_openblas_runs_one_thread_while_a_strategy_is_written_and_gets_its_threads_back() -> None:
+    found = neural._openblas()
+    if not found:
+        pytest.skip("no OpenBLAS in this process")
+    get, set_threads = found[0]
+    before = get()
+    set_threads(2)
+    try:
+        with neural._blas_alone() as alone:
+            assert alone
+            assert get() == 1
+        assert get() == 2
+    finally:
+        set_threads(before)

@@ -25,14 +25,16 @@ the one-hot :math:`e_h` of its cards, so the first layer is
    + \underbrace{\textstyle\sum_{c \in h} W_{:,c}}_{\text{per hand}},
 
 three tables gathered and added (no product with the 100-odd inputs per row), and the other layers are matrix
-products over every hand of a batch of segments and decision nodes at once, in ``float32`` by default
-(:class:`Materialiser`). Hands that meet the board play uniformly (no deal reaches them).
+products over every hand of a segment's decision nodes at once, in ``float32`` by default (:class:`Materialiser`).
+Hands that meet the board play uniformly (no deal reaches them).
 
 Suit isomorphism. On a tree with every board the strategy is the model's own at every information state. On a
 tree with suit-canonical boards the network reads each segment's canonical board and, for hand :math:`h`, the
 smallest image :math:`\min_{g \in G} P_g h` of :math:`h` under the board's stabilizer :math:`G`: the model
 played with suit-canonical inputs, a suit-canonical strategy, which the canonical tree scores exactly (a network's
-raw play is in general not suit-canonical: score that on the tree with every board, chunk by chunk).
+raw play is in general not suit-canonical: score that on the tree with every board, chunk by chunk). Hands of one
+image read the same inputs, so the networks and the mixture run once per image (each term's reach at a segment's
+entry is the same on them: the parent segments' stabilizers contain the segment's) and the rows are copied out.
 
 Output: the strategy array laid out as the tree's (:attr:`~cfr_agents.public_tree.tree.PublicTree.size`),
 ``strategy[offset[s] + node_offset[node] + a * H + h]``, or a chunk of consecutive segments of it
@@ -41,9 +43,16 @@ Output: the strategy array laid out as the tree's (:attr:`~cfr_agents.public_tre
 
 from __future__ import annotations
 
+import ctypes
+import functools
+import os
 import re
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
@@ -131,9 +140,10 @@ class _Projection:
 
 class Materialiser:
     """A :class:`NetworkStrategy` written into strategy arrays of one public tree (module docstring), segment by
-    segment: per segment and network, one forward pass over the player's decision nodes times the hands the board
-    leaves. The products run on NumPy's BLAS with its threads (``OPENBLAS_NUM_THREADS``): on cores shared with
-    other work, one thread is several times faster than two."""
+    segment: per segment and network, one forward pass over the player's decision nodes times the hands' images
+    under the board's stabilizer. The segments of a chunk run on one thread per core, each thread's products on one
+    BLAS thread (:func:`_blas_alone`; BLAS's own threads wait for each other on every product, several times slower
+    on cores shared with other work); where NumPy's BLAS cannot be held to one thread, on one thread of ours."""
 
     def __init__(self, tree: PublicTree, model: NetworkStrategy, *, dtype: type[np.floating[Any]] = np.float32) -> None:
         if (
@@ -156,12 +166,18 @@ class Materialiser:
         self._children = betting.num_children.astype(np.int64)
         self._player = betting.player.astype(np.int64)
         self._width = int(self._children.max())
-        self._reach_cache: dict[int, tuple[int, NDArray[np.float64]]] = {}
-        """Per round, the last segment whose deal nodes' reaches were kept: ``(segment, (slots, T, 2, H))``."""
+        self._kept = threading.local()
+        """Per thread, :attr:`_reach_cache`."""
         self._representatives: dict[int, IntArray] = {}
         self._last: tuple[int, FloatArray] | None = None
         self.rows = 0
         """Rows (information states: a decision node and a hand the board leaves) written so far."""
+
+    @property
+    def _reach_cache(self) -> dict[int, tuple[int, NDArray[np.float64]]]:
+        """Per round, the last segment whose deal nodes' reaches this thread kept: ``(segment, (slots, T, 2, H))``."""
+        cache: dict[int, tuple[int, NDArray[np.float64]]] = self._kept.__dict__.setdefault("cache", {})
+        return cache
 
     def _project(self, network: Network) -> _Projection:
         tensors, tree = self.tensors, self.tree
@@ -192,9 +208,20 @@ class Materialiser:
         if not 0 <= first < stop <= segments.count:
             raise InputError(f"segments {first} to {stop - 1} are not segments of a tree of {segments.count}")
         end = tree.size if stop == segments.count else int(segments.offset[stop])
-        out = np.empty(end - int(segments.offset[first]))
-        for s in range(first, stop):
-            self._write(s, out, int(segments.offset[first]))
+        origin = int(segments.offset[first])
+        out = np.empty(end - origin)
+        blocks = [range(s, min(s + _BLOCK, stop)) for s in range(first, stop, _BLOCK)]
+
+        def write(block: range) -> int:
+            return sum(self._write(s, out, origin) for s in block)
+
+        with _blas_alone() as alone:
+            threads = min(_cores(), len(blocks)) if alone else 1
+            if threads == 1:
+                self.rows += sum(map(write, blocks))
+            else:
+                with ThreadPoolExecutor(threads) as pool:
+                    self.rows += sum(pool.map(write, blocks))
         return out
 
     def chunks(self, entries: int) -> Iterator[tuple[int, int]]:
@@ -220,45 +247,57 @@ class Materialiser:
         n = int(self._children[node])
         return self._last[1][base : base + n * tree.num_hands].reshape(n, tree.num_hands)
 
-    def _write(self, s: int, out: FloatArray, origin: int) -> None:
+    def _write(self, s: int, out: FloatArray, origin: int) -> int:
         """Write segment ``s``'s entries into ``out`` (laid out from offset ``origin``): every hand uniform, then the
-        model's strategy at the hands the board leaves."""
+        model's strategy at the hands the board leaves; returns how many rows that is."""
         tree = self.tree
-        nodes, valid, sigma = self._sigmas(s)
-        played = sigma[0] if len(self.model.terms) == 1 else self._mixture(s, sigma, nodes, valid)
+        nodes, valid, read, image, sigma = self._sigmas(s)
+        played = sigma[0] if len(self.model.terms) == 1 else self._mixture(s, sigma, nodes, valid, read, image)
         start = int(tree.segments.offset[s]) - origin
         for j, node in enumerate(nodes):
             n = int(self._children[node])
             base = start + int(tree.node_offset[node])
             block = out[base : base + n * tree.num_hands].reshape(n, tree.num_hands)
             block[:] = 1.0 / n
-            block[:, valid] = played[j, :, :n].T
-        self.rows += nodes.size * valid.size
+            block[:, valid] = played[j, image, :n].T
+        return nodes.size * valid.size
 
-    def _sigmas(self, s: int) -> tuple[IntArray, IntArray, NDArray[np.float64]]:
-        """Segment ``s``'s decision nodes, the hands its board leaves, and each term's :math:`\\sigma^t` there,
-        ``(T, nodes, hands, A)``: one forward pass per network over all the player's nodes and hands."""
+    def _sigmas(self, s: int) -> tuple[IntArray, IntArray, IntArray, IntArray, NDArray[np.float64]]:
+        """Segment ``s``'s decision nodes, the hands its board leaves, the images the networks read (hands, in
+        increasing order), the image of each hand the board leaves (a column of ``read``), and each term's
+        :math:`\\sigma^t` there, ``(T, nodes, images, A)``: per network, one forward pass over the images at each of
+        the player's nodes, then every term decoded at once."""
         tree = self.tree
         segments = tree.segments
         nodes = self._decisions[segments.range_index[s]]
         valid = np.flatnonzero((tree.masks & segments.board_mask[s]) == 0)
-        read = self._representative(int(segments.group[s]))[valid]
+        read, image = np.unique(self._representative(int(segments.group[s]))[valid], return_inverse=True)
         cards = np.array([c for board in segments.boards[s] for c in board], dtype=np.int64)
-        mask = np.arange(self._width) < self._children[nodes][:, None]
-        sigma = np.empty((len(self.model.terms), nodes.size, valid.size, self._width))
-        for t, (_, pair) in enumerate(self.model.terms):
+        terms = self.model.terms
+        outputs = np.zeros((len(terms), nodes.size, read.size, self._width), dtype=self.dtype)
+        uniform = np.zeros((len(terms), nodes.size), dtype=bool)
+        for t, (_, pair) in enumerate(terms):
             for player, network in enumerate(pair):
-                mine = self._player[nodes] == player
+                mine = np.flatnonzero(self._player[nodes] == player)
                 if network is None:
-                    sigma[t, mine] = (mask[mine] / mask[mine].sum(axis=1, keepdims=True))[:, None, :]
+                    uniform[t, mine] = True
                     continue
                 projection = self._projections[id(network)]
                 node_part = projection.node[nodes[mine]] + projection.board[cards].sum(axis=0)
-                first = (node_part[:, None, :] + projection.hand[read][None, :, :]).reshape(-1, node_part.shape[1])
-                outputs = _forward(first, projection.rest)[:, : self._width].astype(np.float64)
-                decoded = _DECODE[self.model.rule](outputs, np.repeat(mask[mine], valid.size, axis=0))
-                sigma[t, mine] = decoded.reshape(-1, valid.size, self._width)
-        return nodes, valid, sigma
+                hand_part = projection.hand[read]
+                first = np.empty_like(hand_part)
+                for j, part in zip(mine, node_part, strict=True):  # one node at a time: the rows stay in cache
+                    outputs[t, j] = _forward(np.add(hand_part, part, out=first), projection.rest)[:, : self._width]
+        mask = np.arange(self._width) < self._children[nodes][:, None]
+        read_by = ~uniform
+        rows = mask[np.nonzero(read_by)[1]]  # (pairs, A): each (term, node) a network reads
+        masks = np.broadcast_to(rows[:, None, :], (rows.shape[0], read.size, self._width)).reshape(-1, self._width)
+        sigma = np.empty(outputs.shape)
+        sigma[read_by] = _DECODE[self.model.rule](
+            outputs[read_by].reshape(-1, self._width).astype(np.float64), masks
+        ).reshape(-1, read.size, self._width)
+        sigma[uniform] = (mask / mask.sum(axis=1, keepdims=True))[np.nonzero(uniform)[1], None, :]
+        return nodes, valid, read, image.astype(np.int64), sigma
 
     def _representative(self, group: int) -> IntArray:
         """Each hand's smallest image under the suit permutations of stabilizer ``group`` (itself when the group is
@@ -270,15 +309,18 @@ class Materialiser:
             found = self._representatives[group] = tree.permutations[members].min(axis=0).astype(np.int64)
         return found
 
-    def _mixture(self, s: int, sigma: NDArray[np.float64], nodes: IntArray, valid: IntArray) -> NDArray[np.float64]:
-        """SD-CFR's :math:`\\bar\\sigma_p` at segment ``s``'s decision nodes (module docstring), ``(nodes, hands, A)``,
-        given each term's ``sigma`` ``(T, nodes, hands, A)``; keeps the reaches at the segment's deal nodes."""
+    def _mixture(
+        self, s: int, sigma: NDArray[np.float64], nodes: IntArray, valid: IntArray, read: IntArray, image: IntArray
+    ) -> NDArray[np.float64]:
+        """SD-CFR's :math:`\\bar\\sigma_p` at segment ``s``'s decision nodes (module docstring), ``(nodes, images, A)``,
+        given each term's ``sigma`` ``(T, nodes, images, A)`` at the images ``read`` (:meth:`_sigmas`); keeps the
+        reaches at the segment's deal nodes, of every hand the board leaves (``valid``, of image ``image``)."""
         tree, betting = self.tree, self.tree.betting
         weights = np.array([weight for weight, _ in self.model.terms], dtype=np.float64)
         terms = weights.size
         row_of = {int(node): j for j, node in enumerate(nodes)}
         start, stop = betting.ranges[tree.segments.range_index[s]]
-        reach: dict[int, NDArray[np.float64]] = {int(start): self._entry_reach(s)[..., valid]}  # (T, 2, v)
+        reach: dict[int, NDArray[np.float64]] = {int(start): self._entry_reach(s)[..., read]}  # (T, 2, images)
         deal_reach = np.zeros((int(np.sum(betting.kind[start:stop] == DEAL)), terms, 2, tree.num_hands))
         for node in range(int(start) + 1, int(stop)):
             parent = int(betting.parent[node])
@@ -288,7 +330,7 @@ class Materialiser:
             if betting.kind[node] == DECISION:
                 reach[node] = below
             elif betting.kind[node] == DEAL:
-                deal_reach[int(tree.node_slot[node])][..., valid] = below
+                deal_reach[int(tree.node_slot[node])][..., valid] = below[..., image]
         if deal_reach.shape[0]:
             self._reach_cache[int(tree.segments.round_start.searchsorted(s, side="right"))] = (s, deal_reach)
         own = np.stack([reach[int(node)][:, int(self._player[node])] for node in nodes], axis=1)  # (T, d, v)
@@ -313,10 +355,8 @@ class Materialiser:
         round_ = int(segments.round_start.searchsorted(parent, side="right"))
         kept = self._reach_cache.get(round_)
         if kept is None or kept[0] != parent:
-            rows = self.rows
             scratch = np.empty(int(self.tree.range_size[segments.range_index[parent]]))
-            self._write(parent, scratch, int(segments.offset[parent]))
-            self.rows = rows  # not written out
+            self._write(parent, scratch, int(segments.offset[parent]))  # its rows are not written out
             kept = self._reach_cache[round_]
         reach: NDArray[np.float64] = kept[1][slot - int(segments.first_slot[parent])]
         return reach
@@ -383,6 +423,61 @@ class StatePlayer:
             reached[:, None], numerator[:, :n] / np.where(reached, denominator, 1.0)[:, None], 1.0 / n
         )
         return played.T
+
+
+_BLOCK: Final = 8
+"""Consecutive segments a thread of :meth:`Materialiser.chunk` writes at a time (mostly under one parent)."""
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+@contextmanager
+def _blas_alone() -> Iterator[bool]:
+    """Every OpenBLAS the process has loaded (NumPy's) held to one thread while the block runs; yields whether one
+    was found (other BLAS libraries are left as they are)."""
+    found = _openblas()
+    before = [get() for get, _ in found]
+    for _, set_threads in found:
+        set_threads(1)
+    try:
+        yield bool(found)
+    finally:
+        for (_, set_threads), threads in zip(found, before, strict=True):
+            set_threads(threads)
+
+
+@functools.cache
+def _openblas() -> tuple[tuple[Callable[[], int], Callable[[int], None]], ...]:
+    """``(get, set)`` of the thread count of each OpenBLAS among the process's loaded libraries (``/proc/self/maps``:
+    Linux), under its plain or SciPy-build names (``scipy_openblas_set_num_threads64_``), as threadpoolctl finds
+    them."""
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return ()
+    paths = sorted({line.split(maxsplit=5)[-1] for line in maps.splitlines() if "openblas" in line.rsplit("/", 1)[-1]})
+    found: list[tuple[Callable[[], int], Callable[[int], None]]] = []
+    for path in paths:
+        try:
+            library = ctypes.CDLL(path)
+        except OSError:  # a library file replaced since it was loaded
+            continue
+        for prefix, suffix in (
+            ("openblas", ""),
+            ("openblas", "64_"),
+            ("scipy_openblas", ""),
+            ("scipy_openblas", "64_"),
+        ):
+            get, set_threads = (
+                getattr(library, f"{prefix}_{verb}_num_threads{suffix}", None) for verb in ("get", "set")
+            )
+            if get is not None and set_threads is not None:
+                found.append((get, set_threads))
+                break
+    return tuple(found)
 
 
 def _forward(first: NDArray[Any], rest: Sequence[tuple[NDArray[Any], NDArray[Any]]]) -> NDArray[Any]:
