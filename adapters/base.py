@@ -192,17 +192,9 @@ class Game(ABC):
         """The rule parameters that define the game, as JSON-serialisable values."""
 
     def tree_ops(self) -> TreeOps[Any]:
-        """The operations :func:`adapters.walk.walk` enumerates the tree with: by default the public,
-        checked :class:`State` methods, from :meth:`new_initial_state`."""
-        return TreeOps(
-            root=self.new_initial_state(),
-            player=lambda state: state.current_player(),
-            outcomes=lambda state: state.chance_outcomes(),
-            actions=lambda state: state.legal_actions(),
-            child=lambda state, action: state.child(action),
-            returns=lambda state: state.returns(),
-            key=lambda state, player: state.information_state_key(player),
-        )
+        """The operations :func:`adapters.walk.walk` enumerates the tree with: by default
+        :func:`state_ops`."""
+        return state_ops(self)
 
     def bridge_facts(self) -> GameFacts | None:
         """What the OpenSpiel bridge needs, stated by a game too large to walk; ``None`` (the default): the bridge
@@ -246,3 +238,17 @@ def replay(game: Game, history: Iterable[int]) -> State:
     for action in history:
         state = state.child(action)
     return state
+
+
+def state_ops(game: Game) -> TreeOps[State]:
+    """The public, checked :class:`State` methods as tree operations, from ``game.new_initial_state()``: what a game
+    plays by, whether or not its tree can be walked."""
+    return TreeOps(
+        root=game.new_initial_state(),
+        player=lambda state: state.current_player(),
+        outcomes=lambda state: state.chance_outcomes(),
+        actions=lambda state: state.legal_actions(),
+        child=lambda state, action: state.child(action),
+        returns=lambda state: state.returns(),
+        key=lambda state, player: state.information_state_key(player),
+    )

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from adapters.base import CHANCE, NUM_PLAYERS, TERMINAL, Game, State
+from adapters.base import CHANCE, TERMINAL, Game, State
 from adapters.inputs import IllegalActionError, InputError
 
 PROBABILITY_TOLERANCE = 1e-12
@@ -30,8 +30,8 @@ PROBABILITY_TOLERANCE = 1e-12
 ZERO_SUM_TOLERANCE = 1e-12
 """How far the returns of a terminal may sum from 0."""
 
-CURRENT_PLAYERS = (0, 1, CHANCE, TERMINAL)
-"""What ``current_player()`` may return."""
+NOT_A_PLAYER = (CHANCE, TERMINAL)
+"""What ``current_player()`` may return besides a player ``0 .. num_players - 1``."""
 
 History = tuple[int, ...]
 """The ids applied from the initial state, chance outcomes included."""
@@ -54,14 +54,15 @@ def check_game(game: Game, *, playouts: int = 300, seed: int = 0) -> None:
 
     The whole tree is walked from ``game.new_initial_state()``; at every state:
 
-    * ``current_player()`` is ``0``, ``1``, :data:`~adapters.base.CHANCE` or :data:`~adapters.base.TERMINAL`;
+    * ``current_player()`` is a player in ``range(game.num_players)``, :data:`~adapters.base.CHANCE` or
+      :data:`~adapters.base.TERMINAL`, and ``num_players()`` is ``game.num_players``;
     * at a chance node, the ``(outcome, probability)`` pairs have distinct outcomes, probabilities
       ``p > 0`` with ``|sum p - 1| <= 1e-12``, and ``legal_actions()`` lists the outcomes;
     * at a decision node, the legal actions are non-empty, ascending, distinct and in
-      ``range(game.num_distinct_actions)``, both players' information-state keys are strings, and
+      ``range(game.num_distinct_actions)``, every player's information-state key is a string, and
       ``chance_outcomes()`` raises :class:`~adapters.inputs.InputError`;
     * at a terminal, ``legal_actions()`` is empty, ``returns()`` has one payoff per player with
-      ``|r_0 + r_1| <= 1e-12``, and ``chance_outcomes()`` raises
+      ``|sum r_i| <= 1e-12`` in a zero-sum game, and ``chance_outcomes()`` raises
       :class:`~adapters.inputs.InputError`; elsewhere ``returns()`` raises it;
     * ``child(a)`` refuses ids that are not legal (-1, one past the largest legal id, and the
       unused ids of ``range(game.num_distinct_actions)`` at a decision node) with
@@ -104,16 +105,23 @@ def _walk(game: Game) -> None:
     """Depth-first over every state, with each player's last own decision on the path."""
     infosets: dict[str, _Infoset] = {}
     decisions = terminals = 0
-    stack: list[tuple[State, History, tuple[OwnSequence, OwnSequence]]] = [(game.new_initial_state(), (), (None, None))]
+    stack: list[tuple[State, History, tuple[OwnSequence, ...]]] = [
+        (game.new_initial_state(), (), (None,) * game.num_players)
+    ]
     while stack:
         state, history, own = stack.pop()
         where = f"{game.game_id}, history {list(history)} ({state})"
         player = state.current_player()
-        _require(player in CURRENT_PLAYERS, where, f"current_player() {player!r} is not 0, 1, CHANCE or TERMINAL")
+        _require(
+            player in (*range(game.num_players), *NOT_A_PLAYER),
+            where,
+            f"current_player() {player!r} is not a player of {game.num_players}, CHANCE or TERMINAL",
+        )
+        _require(state.num_players() == game.num_players, where, f"num_players() is {state.num_players()}")
         _check_refusals(game, state, player, where)
         if player == TERMINAL:
             terminals += 1
-            _check_terminal(state, where)
+            _check_terminal(game, state, where)
             continue
         before = _snapshot(state, player)
         if player == CHANCE:
@@ -133,15 +141,15 @@ def _walk(game: Game) -> None:
     _require(terminals > 0, game.game_id, "the game has no terminal state")
 
 
-def _after(own: tuple[OwnSequence, OwnSequence], player: int, sequence: OwnSequence) -> tuple[OwnSequence, OwnSequence]:
-    return (sequence, own[1]) if player == 0 else (own[0], sequence)
+def _after(own: tuple[OwnSequence, ...], player: int, sequence: OwnSequence) -> tuple[OwnSequence, ...]:
+    return (*own[:player], sequence, *own[player + 1 :])
 
 
 def _snapshot(state: State, player: int) -> tuple[object, ...]:
     """Everything the contract lets a caller read from a non-terminal state."""
     if player == CHANCE:
         return player, state.legal_actions(), state.chance_outcomes(), str(state)
-    keys = tuple(state.information_state_key(p) for p in range(NUM_PLAYERS))
+    keys = tuple(state.information_state_key(p) for p in range(state.num_players()))
     return player, state.legal_actions(), keys, str(state)
 
 
@@ -166,17 +174,18 @@ def _check_decision(game: Game, state: State, player: int, where: str) -> None:
         where,
         f"legal actions {actions} leave range(num_distinct_actions={game.num_distinct_actions})",
     )
-    for p in range(NUM_PLAYERS):
+    for p in range(game.num_players):
         key = state.information_state_key(p)
         _require(isinstance(key, str), where, f"information_state_key({p}) is {key!r}, not a string")
     _require_refusal(state.chance_outcomes, InputError, where, "chance_outcomes() at a decision node")
 
 
-def _check_terminal(state: State, where: str) -> None:
+def _check_terminal(game: Game, state: State, where: str) -> None:
     _require(state.legal_actions() == (), where, f"a terminal has legal actions {state.legal_actions()}")
     returns = state.returns()
-    _require(len(returns) == NUM_PLAYERS, where, f"returns() {returns} has not one payoff per player")
-    _require(abs(sum(returns)) <= ZERO_SUM_TOLERANCE, where, f"returns() {returns} are not zero-sum")
+    _require(len(returns) == game.num_players, where, f"returns() {returns} has not one payoff per player")
+    if game.zero_sum:
+        _require(abs(math.fsum(returns)) <= ZERO_SUM_TOLERANCE, where, f"returns() {returns} are not zero-sum")
     _require_refusal(state.chance_outcomes, InputError, where, "chance_outcomes() at a terminal")
 
 
@@ -186,7 +195,7 @@ def _check_refusals(game: Game, state: State, player: int, where: str) -> None:
         _require_refusal(state.returns, InputError, where, "returns() at a non-terminal state")
     legal = state.legal_actions()
     illegal = {-1, max(legal, default=-1) + 1}
-    if player in (0, 1):
+    if player not in NOT_A_PLAYER:
         illegal |= set(range(game.num_distinct_actions + 1)) - set(legal)
     for action in sorted(illegal):
         refused = functools.partial(state.child, action)

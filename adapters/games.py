@@ -77,7 +77,8 @@ def canonical_game_id(game_id: str) -> str:
 def load_game(game_id: str, *, any_players: bool = False) -> Game:
     """The game for ``openspiel:<pyspiel game string>``, ``rlcard:<env id>``, ``pettingzoo:<environment>`` or a name
     in :data:`NAMED_GAMES`: a two-player zero-sum game, or with ``any_players`` an OpenSpiel game of any number of
-    players and any utility (what the compiled tree, the full-tree solvers and exact NashConv take)."""
+    players and any utility or ``rlcard:leduc-holdem(game_num_players=3)`` (what the compiled tree, the full-tree
+    solvers and exact NashConv take)."""
     toolkit, _, name = canonical_game_id(game_id).partition(":")
     if not name:
         raise UnknownGameError(
@@ -91,7 +92,7 @@ def load_game(game_id: str, *, any_players: bool = False) -> Game:
     if toolkit == "rlcard":
         from adapters.rlcard import RLCardGame
 
-        return RLCardGame(name)
+        return RLCardGame(name, any_players=any_players)
     if toolkit == "pettingzoo":
         from adapters.pettingzoo import PettingZooGame
 

@@ -157,8 +157,8 @@ def check_supported(game: pyspiel.Game, game_string: str, *, any_players: bool =
         kind = "sequential game" if any_players else "two-player zero-sum sequential game"
         only_players_or_utility = all(p.endswith(" players") or p.startswith("utility ") for p in problems)
         hint = (
-            "; n-player and general-sum games run with train (full-tree algorithms), exploitability, match, tournament "
-            "and opponents"
+            "; n-player and general-sum games run with train (full-tree and sampled algorithms), exploitability, "
+            "match, tournament and opponents"
             if only_players_or_utility and not any_players
             else ""
         )

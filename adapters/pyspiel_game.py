@@ -1,12 +1,15 @@
 """Any adapter game as an OpenSpiel Python game, so OpenSpiel's own algorithms run on its rules.
 
-:func:`as_pyspiel_game` wraps an :class:`adapters.Game` in a ``pyspiel.Game`` whose states
-hold the adapter's immutable :class:`adapters.State` (attribute ``adapter_state``) and
-replace it with ``state.child(action)`` on every move: the rules stay in the toolkit the
-adapter drives. ``information_state_string(player)`` is the adapter's
-``information_state_key(player)``, so a policy file of an ``rlcard:`` game (keys are
-adapter keys, action ids are adapter action ids) fills
-``open_spiel.python.policy.TabularPolicy(bridged_game)`` without any mapping.
+:func:`as_pyspiel_game` wraps an :class:`adapters.Game` in a ``pyspiel.Game`` of as many players as
+it has. Its states hold a state of the adapter's tree operations (attribute ``node``:
+:meth:`adapters.Game.tree_ops`, the walk the compiled tree is built by, or, for a game too large to
+walk, :func:`adapters.base.state_ops`) and replace it with its child on every move: the rules stay in
+the toolkit the adapter drives, and a walked RLCard state shares its engine with every state of the
+same betting (:meth:`adapters.rlcard.RLCardGame.tree_ops`), so OpenSpiel's algorithms that hold every
+state of a tree hold no engine per state. ``information_state_string(player)`` is the adapter's
+``information_state_key(player)``, so a policy file of an ``rlcard:`` game (keys are adapter keys,
+action ids are adapter action ids) fills ``open_spiel.python.policy.TabularPolicy(bridged_game)``
+without any mapping.
 
 Importing :mod:`adapters` registers these names with ``pyspiel.register_game``
 (:data:`REGISTERED_GAMES`); nothing is built until ``pyspiel.load_game`` is called:
@@ -34,13 +37,13 @@ adapter's; ``__str__`` of a state is its full history of applied ids (chance inc
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar, Final
 
 import pyspiel
 
-from adapters.base import CHANCE, NUM_PLAYERS, TERMINAL, Game, GameFacts, State
+from adapters.base import CHANCE, NUM_PLAYERS, TERMINAL, Game, GameFacts, TreeOps, state_ops
 from adapters.inputs import InputError, UnsupportedGameError
 
 REGISTERED_GAMES: Final[Mapping[str, str]] = MappingProxyType(
@@ -54,24 +57,26 @@ REGISTERED_GAMES: Final[Mapping[str, str]] = MappingProxyType(
 
 
 def measure(game: Game) -> GameFacts:
-    """Walk ``game`` once; the largest ids, extreme payoffs and longest paths it meets."""
+    """Walk ``game`` once, with the operations of its :meth:`~adapters.base.Game.tree_ops`; the largest ids, extreme
+    payoffs and longest paths it meets."""
+    ops = game.tree_ops()
     max_outcome = -1
     utilities: set[float] = set()
     longest_decisions = longest_chance = 0
-    stack: list[tuple[State, int, int]] = [(game.new_initial_state(), 0, 0)]
+    stack: list[tuple[Any, int, int]] = [(ops.root, 0, 0)]
     while stack:
         state, decisions, chances = stack.pop()
-        player = state.current_player()
+        player = ops.player(state)
         if player == TERMINAL:
-            utilities.update(state.returns())
+            utilities.update(ops.returns(state))
             longest_decisions = max(longest_decisions, decisions)
             longest_chance = max(longest_chance, chances)
         elif player == CHANCE:
-            for outcome, _ in state.chance_outcomes():
+            for outcome, _ in ops.outcomes(state):
                 max_outcome = max(max_outcome, outcome)
-                stack.append((state.child(outcome), decisions, chances + 1))
+                stack.append((ops.child(state, outcome), decisions, chances + 1))
         else:
-            stack.extend((state.child(action), decisions + 1, chances) for action in state.legal_actions())
+            stack.extend((ops.child(state, action), decisions + 1, chances) for action in ops.actions(state))
     if not utilities:
         raise UnsupportedGameError(f"{game.game_id} has no terminal states")
     return GameFacts(
@@ -105,17 +110,17 @@ def short_name(game_id: str) -> str:
     return "python_" + re.sub(r"[^0-9A-Za-z]+", "_", game_id).strip("_").lower()
 
 
-def _game_type(name: str, game_id: str) -> pyspiel.GameType:
+def _game_type(name: str, game_id: str, num_players: int = NUM_PLAYERS, *, zero_sum: bool = True) -> pyspiel.GameType:
     return pyspiel.GameType(
         short_name=name,
         long_name=f"{game_id} through the cfr-agents adapter",
         dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
         chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
         information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
-        utility=pyspiel.GameType.Utility.ZERO_SUM,
+        utility=pyspiel.GameType.Utility.ZERO_SUM if zero_sum else pyspiel.GameType.Utility.GENERAL_SUM,
         reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-        max_num_players=NUM_PLAYERS,
-        min_num_players=NUM_PLAYERS,
+        max_num_players=num_players,
+        min_num_players=num_players,
         provides_information_state_string=True,
         provides_information_state_tensor=False,
         provides_observation_string=False,
@@ -125,27 +130,34 @@ def _game_type(name: str, game_id: str) -> pyspiel.GameType:
 
 
 class BridgedGame(pyspiel.Game):  # type: ignore[misc]
-    """A ``pyspiel.Game`` whose states are driven by an adapter game's states."""
+    """A ``pyspiel.Game`` whose states are driven by an adapter game's states, with as many players as it has."""
 
     def __init__(self, game: Game, params: Mapping[str, Any] | None = None) -> None:
         facts = _facts(game)
         info = pyspiel.GameInfo(
             num_distinct_actions=facts.num_distinct_actions,
             max_chance_outcomes=facts.max_chance_outcomes,
-            num_players=NUM_PLAYERS,
+            num_players=game.num_players,
             min_utility=facts.min_utility,
             max_utility=facts.max_utility,
-            utility_sum=0.0,
+            utility_sum=0.0 if game.zero_sum else None,
             max_game_length=facts.max_game_length,
         )
-        super().__init__(_game_type(short_name(game.game_id), game.game_id), info, dict(params or {}))
+        game_type = _game_type(short_name(game.game_id), game.game_id, game.num_players, zero_sum=game.zero_sum)
+        super().__init__(game_type, info, dict(params or {}))
         self.adapter_game = game
         self.facts = facts
-        self.transitions = Transitions()
-        self._root = game.new_initial_state()  # immutable: one root lets every walk share transitions
+        self.walk = Walk(game)
 
     def new_initial_state(self) -> BridgedState:
-        return BridgedState(self, self._root)
+        return BridgedState(self, Node(self.walk.ops.root))
+
+    def state_after(self, history: Iterable[int]) -> BridgedState:
+        """The state after the ids in ``history`` (chance outcomes included), each checked for legality."""
+        state = self.new_initial_state()
+        for action in history:
+            state.apply_action(action)
+        return state
 
     def __reduce__(self) -> tuple[Callable[[str], BridgedGame], tuple[str]]:
         """Pickled as its adapter game id (``pickle``, ``multiprocessing``); see :func:`bridged_game`."""
@@ -177,60 +189,66 @@ def _is_information_state(iig_obs_type: pyspiel.IIGObservationType | None) -> bo
     )
 
 
-class Transitions:
-    """``state.child(action)`` of adapter states, each computed once per bridged game.
+class Walk:
+    """The tree operations a bridged game's states move by: the game's own walk (:meth:`~adapters.base.Game.tree_ops`)
+    or, for a game too large to walk, its states' methods (:func:`~adapters.base.state_ops`). Shared by every state
+    of the game: a clone copies it to itself; pickled (OpenSpiel's serialization pickles a state's attributes) as
+    its game, and unpickled as a new walk of it."""
 
-    OpenSpiel's algorithms walk the tree many times (``TabularPolicy``, then a best
-    response per player); adapter states are immutable, so a child computed once serves
-    every later walk. Shared, not copied, by ``clone()`` (``__deepcopy__`` returns it).
-    """
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.ops: TreeOps[Any] = game.tree_ops() if game.bridge_facts() is None else state_ops(game)
 
-    def __init__(self) -> None:
-        self._children: dict[tuple[State, int], State] = {}
-
-    def child(self, state: State, action: int) -> State:
-        key = (state, action)
-        child = self._children.get(key)
-        if child is None:
-            child = self._children[key] = state.child(action)
-        return child
-
-    def __deepcopy__(self, memo: dict[int, object]) -> Transitions:
+    def __deepcopy__(self, memo: dict[int, object]) -> Walk:
         return self
 
-    def __reduce__(self) -> tuple[type[Transitions], tuple[()]]:
-        """Pickled empty: OpenSpiel's serialization pickles a state's attributes, and a cache
-        is not part of a state (the deserialized state fills a new one)."""
-        return Transitions, ()
+    def __reduce__(self) -> tuple[type[Walk], tuple[Game]]:
+        return Walk, (self.game,)
+
+
+class Node:
+    """A state of the tree operations (:class:`Walk`), never changed (a move makes a new one): a clone copies it to
+    itself."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, state: Any) -> None:
+        self.state = state
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Node:
+        return self
 
 
 class BridgedState(pyspiel.State):  # type: ignore[misc]
-    """A ``pyspiel.State`` holding the current adapter state in :attr:`adapter_state`.
+    """A ``pyspiel.State`` holding a state of its game's tree operations in :attr:`node`.
 
     OpenSpiel's ``clone()`` deep-copies every Python attribute; both attributes here copy
-    to themselves (an adapter state is immutable, the game's :class:`Transitions` shared),
+    to themselves (a :class:`Node` is never changed, the game's :class:`Walk` is shared),
     so a clone costs no copy of the toolkit objects behind the state.
     """
 
-    def __init__(self, game: BridgedGame, adapter_state: State) -> None:
+    def __init__(self, game: BridgedGame, node: Node) -> None:
         super().__init__(game)
-        self.adapter_state = adapter_state
-        self._transitions = game.transitions
+        self.node = node
+        self._walk = game.walk
 
     def current_player(self) -> int:
-        return self.adapter_state.current_player()
+        return self._walk.ops.player(self.node.state)
 
     def is_terminal(self) -> bool:
-        return self.adapter_state.is_terminal()
+        return self.current_player() == TERMINAL
 
     def _legal_actions(self, player: int) -> list[int]:
-        return list(self.adapter_state.legal_actions())
+        return list(self._walk.ops.actions(self.node.state))
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
-        return list(self.adapter_state.chance_outcomes())
+        return list(self._walk.ops.outcomes(self.node.state))
 
     def _apply_action(self, action: int) -> None:
-        self.adapter_state = self._transitions.child(self.adapter_state, action)
+        """The child by ``action``; an id that is not legal here is refused (:class:`~adapters.inputs.InputError`)."""
+        if action not in self.legal_actions():
+            raise InputError(f"action {action} is not legal here (legal: {self.legal_actions()})")
+        self.node = Node(self._walk.ops.child(self.node.state, action))
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == CHANCE:
@@ -240,9 +258,13 @@ class BridgedState(pyspiel.State):  # type: ignore[misc]
 
     def returns(self) -> list[float]:
         """Payoffs at a terminal; zeros before it (rewards come only at the end)."""
-        if not self.adapter_state.is_terminal():
-            return [0.0] * NUM_PLAYERS
-        return list(self.adapter_state.returns())
+        if not self.is_terminal():
+            return [0.0] * self.num_players()
+        return list(self._walk.ops.returns(self.node.state))
+
+    def information_state_key(self, player: int) -> str:
+        """The adapter's information-state key of ``player`` here."""
+        return self._walk.ops.key(self.node.state, player)
 
     def __str__(self) -> str:
         """The applied ids, chance outcomes included: unique per history."""
@@ -254,10 +276,7 @@ class BridgedState(pyspiel.State):  # type: ignore[misc]
 
 
 def _replay_bridged(game: BridgedGame, history: list[int]) -> BridgedState:
-    state = game.new_initial_state()
-    for action in history:
-        state.apply_action(action)
-    return state
+    return game.state_after(history)
 
 
 class InformationStateObserver:
@@ -273,7 +292,7 @@ class InformationStateObserver:
         """No tensor to fill."""
 
     def string_from(self, state: BridgedState, player: int) -> str:
-        return state.adapter_state.information_state_key(player)
+        return state.information_state_key(player)
 
 
 def as_pyspiel_game(game: Game) -> BridgedGame:
@@ -341,7 +360,7 @@ def bridged_game(game_id: str) -> BridgedGame:
         return loaded
     from adapters.games import load_game
 
-    return as_pyspiel_game(load_game(game_id))
+    return as_pyspiel_game(load_game(game_id, any_players=True))
 
 
 def register() -> None:

@@ -1,5 +1,5 @@
 """RLCard games behind the adapter interface: ``rlcard:leduc-holdem``, ``rlcard:kuhn-poker`` and
-``rlcard:limit-holdem``.
+``rlcard:limit-holdem``, and three-player Leduc.
 
 The adapter drives RLCard's own game engine; it never re-implements a rule. What it
 adds is control of chance, so that every chance event can be enumerated:
@@ -14,6 +14,10 @@ adds is control of chance, so that every chance event can be enumerated:
   card: the chosen cards are moved to the top of a copy of the deck, in order, and the action
   is replayed, so the engine deals them.
 
+``rlcard:leduc-holdem(game_num_players=3)`` is Leduc's engine configured for three players, as RLCard's
+``game_num_players`` configures it; only ``adapters.load_game(..., any_players=True)`` loads it. RLCard's env
+cannot play it (its observation has room for two players' chips), so nothing here runs it through the env.
+
 ``rlcard:limit-holdem`` (about :math:`10^{14}` information states) has no compiled tree:
 :meth:`RLCardGame.tree_ops` refuses it, and its states are played one at a time.
 
@@ -26,7 +30,9 @@ builds the key from an RLCard environment state at play time
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +40,7 @@ from typing import Any
 import rlcard
 
 import adapters.rlcard_kuhn as rlcard_kuhn
-from adapters.base import CHANCE, TERMINAL, Game, GameFacts, State, TreeOps, replay
+from adapters.base import CHANCE, NUM_PLAYERS, TERMINAL, Game, GameFacts, State, TreeOps, replay
 from adapters.inputs import InputError, UnknownGameError, UnsupportedGameError
 
 PREFIX = "rlcard:"
@@ -42,16 +48,21 @@ ActionRecord = Sequence[tuple[int, str]]
 """``(player, action name)`` pairs in order, as in RLCard's ``state["action_record"]``."""
 
 
-def leduc_infoset_key(raw_obs: Mapping[str, Any], player: int, record: ActionRecord) -> str:
+LEDUC_ROLES = ("SB", "BB", "NB")
+"""The roles of Leduc's seats from the small blind on, in the order they act in round 1: small blind, big blind, and
+(three players) the seat that posts no blind."""
+
+
+def leduc_infoset_key(raw_obs: Mapping[str, Any], player: int, record: ActionRecord, num_players: int = 2) -> str:
     """``seat|hand|public|role|actions``, e.g. ``"1|HK|SQ|BB|raise-call-check"``.
 
-    The seat is the RLCard player id (each seat is a player of the game). The role is
-    ``SB`` for the small blind, who acts first in round 1: the first entry of the action
-    record, or the player to act while the record is empty.
+    The seat is the RLCard player id (each seat is a player of the game). The role is the seat's place after the small
+    blind, who acts first in round 1 (the first entry of the action record, or the player to act while the record is
+    empty), in :data:`LEDUC_ROLES`: ``SB``, then ``BB``, then ``NB`` among ``num_players`` seats.
     Card names are RLCard's (suit then rank); ``-`` stands for no public card yet.
     """
     first_actor = record[0][0] if record else raw_obs["current_player"]
-    role = "SB" if first_actor == player else "BB"
+    role = LEDUC_ROLES[(player - first_actor) % num_players]
     public = raw_obs["public_card"] or "-"
     history = "-".join(action for _, action in record)
     return f"{player}|{raw_obs['hand']}|{public}|{role}|{history}"
@@ -100,7 +111,8 @@ class _Spec:
     env_id: str
     units: str
     deal: tuple[str, ...]
-    """Chance events before the first decision, in engine order: ``"card"`` or ``"seat"``."""
+    """Chance events before the first decision, in engine order: ``"card"`` or ``"seat"``; player ``i`` holds the
+    ``i``-th card (limit hold'em: the ``i``-th and ``i + num_players``-th)."""
     deck: Callable[[Any], list[Any]]
     clone: Callable[[Any], Any]
     hold_cards: Callable[[Any, Sequence[Any], Any], None]
@@ -288,6 +300,35 @@ _SPECS = {
 }
 
 
+def _leduc_of(num_players: int) -> _Spec:
+    """Leduc's engine for ``num_players`` players: it deals each player a card, then draws the small blind's seat, and
+    the key names the roles of that many seats."""
+    key = functools.partial(leduc_infoset_key, num_players=num_players)
+    return dataclasses.replace(_SPECS["leduc-holdem"], deal=("card",) * num_players + ("seat",), key=key)
+
+
+_N_PLAYER_SPECS: dict[str, dict[int, _Spec]] = {"leduc-holdem": {3: _leduc_of(3)}}
+"""The engines that play more than two players: the spec for each ``game_num_players`` they take."""
+_PARAMETERS = re.compile(r"(?P<env_id>[^()]*)\((?P<parameters>.*)\)")
+
+
+def parse_name(name: str) -> tuple[str, int]:
+    """The env id and number of players of ``<env id>`` (two players) or ``<env id>(game_num_players=N)`` (RLCard's own
+    config key; ``rlcard:leduc-holdem(game_num_players=3)``); another parameter or number is refused."""
+    match = _PARAMETERS.fullmatch(name)
+    env_id, parameters = (name, None) if match is None else (match["env_id"], match["parameters"])
+    if env_id not in _SPECS:
+        raise UnknownGameError(f"unsupported RLCard game {env_id!r}; supported: {', '.join(sorted(_SPECS))}")
+    if parameters is None:
+        return env_id, NUM_PLAYERS
+    counts = _N_PLAYER_SPECS.get(env_id, {})
+    value = parameters.removeprefix("game_num_players=")
+    if value != parameters and value.isdigit() and int(value) in counts:
+        return env_id, int(value)
+    takes = " or ".join(f"game_num_players={count}" for count in counts) or "no parameters"
+    raise UnsupportedGameError(f"{PREFIX}{env_id} takes {takes} (two players: {PREFIX}{env_id}), got {PREFIX}{name}")
+
+
 def _uniform(cards: Sequence[int]) -> tuple[tuple[int, float], ...]:
     return tuple((card, 1.0 / len(cards)) for card in cards)
 
@@ -390,16 +431,21 @@ class RLCardState(State):
             return RLCardState(game, self._deal, self._engine, (name, dealt, ()), record, history)
         return RLCardState(game, self._deal, engine, None, record, history)
 
-    def chips(self) -> tuple[float, float]:
-        """The chips each player has put in the pot so far; ``(0, 0)`` before the deal."""
-        if self._engine is None:
-            return 0.0, 0.0
-        first, second = (float(player.in_chips) for player in self._engine.players)
-        return first, second
+    def num_players(self) -> int:
+        return self._game.num_players
 
-    def _payoffs(self) -> tuple[float, float]:
-        first, second = self._engine.get_payoffs()
-        return float(first), float(second)
+    def history(self) -> tuple[int, ...]:
+        """The ids applied from the initial state, chance outcomes included."""
+        return self._history
+
+    def chips(self) -> tuple[float, ...]:
+        """The chips each player has put in the pot so far; zeros before the deal."""
+        if self._engine is None:
+            return (0.0,) * self._game.num_players
+        return tuple(float(player.in_chips) for player in self._engine.players)
+
+    def _payoffs(self) -> tuple[float, ...]:
+        return tuple(float(payoff) for payoff in self._engine.get_payoffs())
 
     def _key(self, player: int) -> str:
         if self._engine is None:
@@ -510,7 +556,7 @@ class _PlannedWalk:
             return deal, plan.dealt, hands, action
         return deal, plan.child(action), hands, public
 
-    def returns(self, state: _Walked) -> tuple[float, float]:
+    def returns(self, state: _Walked) -> tuple[float, ...]:
         _, plan, hands, public = state
         assert plan is not None
         showdown = self._showdowns.get(plan)
@@ -518,8 +564,7 @@ class _PlannedWalk:
             showdown = self._showdowns[plan] = self._game.spec.clone(plan.engine)
         cards = self._game.cards
         self._game.spec.hold_cards(showdown, [cards[card] for card in hands], cards[public] if public >= 0 else None)
-        first, second = showdown.get_payoffs()
-        return float(first), float(second)
+        return tuple(float(payoff) for payoff in showdown.get_payoffs())
 
     def key(self, state: _Walked, player: int) -> str:
         _, plan, hands, public = state
@@ -541,20 +586,30 @@ class _PlannedWalk:
 
 
 class RLCardGame(Game):
-    """``rlcard:<env id>`` for ``leduc-holdem``, ``kuhn-poker`` and ``limit-holdem``."""
+    """``rlcard:<env id>`` for ``leduc-holdem``, ``kuhn-poker`` and ``limit-holdem``; with ``any_players``, also
+    ``rlcard:leduc-holdem(game_num_players=3)``, Leduc's engine configured for three players as RLCard configures it
+    (its env cannot play them: its observation has room for two players' chips)."""
 
-    def __init__(self, env_id: str) -> None:
-        if env_id not in _SPECS:
-            raise UnknownGameError(f"unsupported RLCard game {env_id!r}; supported: {', '.join(sorted(_SPECS))}")
+    def __init__(self, name: str, *, any_players: bool = False) -> None:
+        env_id, num_players = parse_name(name)
+        if num_players != NUM_PLAYERS and not any_players:
+            raise UnsupportedGameError(
+                f"{PREFIX + name!r} is not a two-player zero-sum sequential game with perfect recall ({num_players} "
+                "players); n-player games of RLCard's engines run with train (full-tree and sampled algorithms) and "
+                "exploitability"
+            )
         rlcard_kuhn.register()
-        self.spec = _SPECS[env_id]
-        self.game_id = PREFIX + env_id
+        self.name = name
+        self.spec = _SPECS[env_id] if num_players == NUM_PLAYERS else _N_PLAYER_SPECS[env_id][num_players]
+        self.game_id = PREFIX + name
         self.units = self.spec.units
         env = rlcard.make(env_id)
         self.actions: list[str] = list(env.actions)
         self.num_distinct_actions = len(self.actions)
-        self.num_players = int(env.num_players)
         self._template = env.game
+        if num_players != NUM_PLAYERS:
+            self._template.configure({"game_num_players": num_players})
+        self.num_players = int(self._template.num_players)
         probe = _ScriptedRandom([], [0] * self.spec.deal.count("seat"))
         self._template.np_random = probe
         self._template.init_game()
@@ -619,8 +674,8 @@ class RLCardGame(Game):
         return _PlannedWalk(self).ops()
 
     def __reduce__(self) -> tuple[Callable[[str], RLCardGame], tuple[str]]:
-        """Pickled as its env id; unpickled as this process's one game of that id."""
-        return shared_game, (self.spec.env_id,)
+        """Pickled as its name (the game id without ``rlcard:``); unpickled as this process's one game of that name."""
+        return shared_game, (self.name,)
 
     def action_name(self, action: int) -> str:
         return self.actions[action]
@@ -645,6 +700,7 @@ class RLCardGame(Game):
 
 
 @functools.cache
-def shared_game(env_id: str) -> RLCardGame:
-    """One :class:`RLCardGame` per env id in this process: what an unpickled game or state uses."""
-    return RLCardGame(env_id)
+def shared_game(name: str) -> RLCardGame:
+    """One :class:`RLCardGame` per name (``leduc-holdem``, ``leduc-holdem(game_num_players=3)``...) in this process:
+    what an unpickled game or state uses (any number of players, as the pickled game was loaded)."""
+    return RLCardGame(name, any_players=True)

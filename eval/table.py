@@ -112,7 +112,10 @@ class Seats:
     def __init__(self, game_id: str) -> None:
         game = adapters.load_game(game_id, any_players=True)
         if not isinstance(game, OpenSpielGame):
-            raise InputError(f"matches of n seats are played in OpenSpiel's games, not {game_id}")
+            raise InputError(
+                f"matches of n seats are played in OpenSpiel's games, not {game_id}: RLCard's env cannot play more "
+                "than two players"
+            )
         self.game = game
         self.game_id = canonical_game_id(game_id)
         self._opponents: dict[str, Opponent] = {}

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import types
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -24,7 +25,9 @@ from open_spiel.python.policy import TabularPolicy
 import adapters
 from adapters import Game
 from adapters.rlcard import RLCardGame
-from cfr_agents.tree import CompiledTree, compile_tree
+from cfr_agents.policy import load_policy
+from cfr_agents.tree import CompiledTree, FloatArray, compile_tree, load_tree
+from eval.exploitability import exploitability_of_strategy
 
 FLOAT32_RTOL = 16 * float(np.finfo(np.float32).eps)
 """Relative tolerance for an exact value computed from float32 network outputs.
@@ -209,3 +212,29 @@ def time_limit(seconds: float) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def openspiel_table(tree: CompiledTree, strategy: FloatArray, pyspiel_game: pyspiel.Game) -> Any:
+    """``strategy`` as OpenSpiel's ``TabularPolicy`` of ``pyspiel_game``, row by information state."""
+    table = TabularPolicy(pyspiel_game)
+    for key, row in table.state_lookup.items():
+        i = tree.index[key]
+        table.action_probability_array[row, :] = 0.0
+        table.action_probability_array[row, list(tree.infoset_actions[i])] = strategy[i, : len(tree.infoset_actions[i])]
+    return table
+
+
+def trained_and_scored(out: Path, game_id: str, algorithm: str, iterations: int, *options: str) -> CliRun:
+    """``train`` a policy file of an n-player game into ``out``, then ``exploitability`` of it (with ``options``):
+    both succeed, and the score names every seat and gives the file's exact NashConv."""
+    argv = ["train", "--game", game_id, "--algo", algorithm, "--iterations", str(iterations), "--out", str(out)]
+    trained = run_cli(argv)
+    assert trained.status == 0, trained.err
+    policy = load_policy(out)
+    assert policy.game_id == game_id
+    scored = run_cli(["exploitability", str(out), *options])
+    assert scored.status == 0, scored.err
+    tree = load_tree(game_id, any_players=True)
+    expected = exploitability_of_strategy(tree, policy.strategy_on(tree)).nash_conv
+    assert f"NashConv {expected:.12g}" in scored.out and f"seat {tree.num_players - 1}" in scored.out
+    return scored

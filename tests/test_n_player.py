@@ -6,12 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyspiel
 import pytest
-from open_spiel.python import policy as openspiel_policy
 from open_spiel.python.algorithms import cfr, discounted_cfr
 from open_spiel.python.algorithms import exploitability as openspiel_exploitability
 
@@ -23,7 +21,7 @@ from cfr_agents.solvers import ALGORITHMS
 from cfr_agents.solvers.neural import make_neural_solver
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree, load_tree
 from eval.exploitability import exploitability_of_strategy
-from tests.support import run_cli
+from tests.support import openspiel_table, run_cli, trained_and_scored
 
 KUHN3 = "openspiel:kuhn_poker(players=3)"
 KUHN4 = "openspiel:kuhn_poker(players=4)"
@@ -41,16 +39,6 @@ SOLVERS: dict[str, Callable[..., cfr._CFRSolver]] = {
 
 def n_player_tree(game_id: str) -> CompiledTree:
     return load_tree(game_id, any_players=True)
-
-
-def openspiel_table(tree: CompiledTree, strategy: FloatArray, pyspiel_game: pyspiel.Game) -> Any:
-    """``strategy`` as OpenSpiel's ``TabularPolicy`` of ``pyspiel_game``, row by information state."""
-    table = openspiel_policy.TabularPolicy(pyspiel_game)
-    for key, row in table.state_lookup.items():
-        i = tree.index[key]
-        table.action_probability_array[row, :] = 0.0
-        table.action_probability_array[row, list(tree.infoset_actions[i])] = strategy[i, : len(tree.infoset_actions[i])]
-    return table
 
 
 def openspiel_nash_conv(tree: CompiledTree, strategy: FloatArray) -> float:
@@ -170,17 +158,7 @@ def test_the_two_player_kernels_refuse_n_player_trees() -> None:
 
 
 def test_train_then_exploitability_on_three_player_kuhn(tmp_path: Path) -> None:
-    out = tmp_path / "k3.json"
-    trained = run_cli(["train", "--game", KUHN3, "--algo", "cfr+", "--iterations", "300", "--out", str(out)])
-    assert trained.status == 0, trained.err
-    policy = load_policy(out)
-    assert policy.game_id == KUHN3
-    scored = run_cli(["exploitability", str(out), "--cross-check"])
-    assert scored.status == 0, scored.err
-    assert "seat 2" in scored.out and "agree" in scored.out
-    tree = n_player_tree(KUHN3)
-    expected = exploitability_of_strategy(tree, policy.strategy_on(tree)).nash_conv
-    assert f"NashConv {expected:.12g}" in scored.out
+    assert "agree" in trained_and_scored(tmp_path / "k3.json", KUHN3, "cfr+", 300, "--cross-check").out
 
 
 def test_train_reports_no_exploitability_in_a_general_sum_game(tmp_path: Path) -> None:

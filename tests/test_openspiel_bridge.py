@@ -136,13 +136,25 @@ def test_bridged_game_info_equals_openspiel_native(name: str) -> None:
     assert ours.get_type().chance_mode == pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC
 
 
-def test_clone_shares_the_immutable_adapter_state() -> None:
+def test_clone_shares_the_immutable_node() -> None:
     state = bridged(LEDUC).new_initial_state().child(0).child(1).child(0)
-    assert copy.deepcopy(state.adapter_state) is state.adapter_state
+    assert copy.deepcopy(state.node) is state.node
     clone = state.clone()
-    assert clone.adapter_state is state.adapter_state and str(clone) == str(state) == "0 1 0"
+    assert clone.node is state.node and str(clone) == str(state) == "0 1 0"
     clone.apply_action(clone.legal_actions()[0])
-    assert state.history() == [0, 1, 0] and clone.adapter_state is not state.adapter_state
+    assert state.history() == [0, 1, 0] and clone.node is not state.node
+
+
+@pytest.mark.parametrize("game_id", [LEDUC, "rlcard:limit-holdem"])
+def test_an_illegal_id_is_refused(game_id: str) -> None:
+    """The walk's moves do not check legality themselves: the bridged state does, on a walked game and on one too
+    large to walk."""
+    state = bridged(game_id).new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(state.legal_actions()[0])
+    illegal = max(state.legal_actions()) + 1
+    with pytest.raises(InputError, match=f"action {illegal} is not legal here"):
+        state.apply_action(illegal)
 
 
 def test_registered_names_load_through_pyspiel() -> None:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from cfr_agents import make_solver
-from cfr_agents.jobs import LocalPool
+from cfr_agents.jobs import LocalPool, RayExecutor
 from cfr_agents.policy import load_policy
 from cfr_agents.solvers import SCHEMES, SampledSolver
 from cfr_agents.solvers.sampling import CHANCE_DRAWS
@@ -143,20 +143,33 @@ def test_the_same_seed_gives_the_same_tables(game_id: str) -> None:
         assert np.array_equal(states[0]["cumulative"], states[2]["cumulative"]) != (sampling in random), sampling
 
 
+def scaled_out_average(workers: Workers) -> FloatArray:
+    """Twenty rounds of four batches of external-sampling CFR on three-player Kuhn, run by ``workers``."""
+    solver = make_solver(n_player_tree(KUHN3), "cfr", sampling="external", rng=np.random.default_rng(0))
+    assert isinstance(solver, SampledSolver)
+    ScaleOutSolver(solver, 3, Rounds(4, 250), workers).run(20)
+    return solver.average_strategy()
+
+
 def test_rounds_of_batches_on_worker_processes_take_three_players() -> None:
     """The batches of a round do not depend on where they run: two worker processes give this process's tables."""
     tree = n_player_tree(KUHN3)
     tables = []
     for workers in (1, 2):
-        solver = make_solver(tree, "cfr", sampling="external", rng=np.random.default_rng(0))
-        assert isinstance(solver, SampledSolver)
         pool = LocalPool(workers)
         with pool.kept():
-            ScaleOutSolver(solver, 3, Rounds(4, 250), Workers(pool)).run(20)
-        tables.append(solver.average_strategy())
+            tables.append(scaled_out_average(Workers(pool)))
     np.testing.assert_array_equal(tables[0], tables[1])
     uniform = exploitability_of_strategy(tree, tree.uniform_strategy()).nash_conv
     assert exploitability_of_strategy(tree, tables[0]).nash_conv < uniform / 2
+
+
+def test_rounds_of_batches_on_ray_take_three_players(local_ray: None) -> None:
+    """A Ray runtime's workers give one local process's tables, bit for bit."""
+    pool = LocalPool(1)
+    with pool.kept():
+        alone = scaled_out_average(Workers(pool))
+    np.testing.assert_array_equal(scaled_out_average(Workers(RayExecutor(None))), alone)
 
 
 @pytest.mark.parametrize("options", [["--sampling", "outcome"], ["--sampling", "external", "--workers", "2"]])

@@ -91,9 +91,12 @@ def _rule(name: str) -> Callable[[Game, int | None], Opponent]:
 
 
 def _random(game: Game, _: int | None) -> Opponent:
-    if isinstance(game, RLCardGame):
+    if isinstance(game, RLCardGame) and game.num_players == 2:
         agent = _rlcard_builtin().random_agent(game)
         return Opponent.of("random", game.game_id, agent, "RLCard's RandomAgent", LOSSY)
+    if isinstance(game, RLCardGame):  # RLCard's env, which its RandomAgent reads, encodes two players only
+        uniform = Policy.uniform(load_tree(game.game_id, any_players=True))
+        return Opponent.of("random", game.game_id, uniform, "uniform over the legal actions", FULL)
     if isinstance(game, PettingZooGame):
         return Opponent.of(
             "random", game.game_id, Policy.uniform(load_tree(game.game_id)), "uniform over the mask", FULL
@@ -108,7 +111,10 @@ FAMILIES: Mapping[str, Family] = {
     family.name: family
     for family in (
         Family(
-            "random", "RLCard's RandomAgent (rlcard:), uniform play (openspiel:, pettingzoo:)", _everywhere, _random
+            "random",
+            "RLCard's RandomAgent (two-player rlcard:); uniform play (openspiel:, pettingzoo:, rlcard: for 3+)",
+            _everywhere,
+            _random,
         ),
         Family(
             "rlcard-rule-v1",
