@@ -13,6 +13,7 @@ import pytest
 from open_spiel.python.algorithms import cfr, discounted_cfr
 from open_spiel.python.algorithms import exploitability as openspiel_exploitability
 
+import eval.agent_report
 from adapters import load_game
 from adapters.inputs import UnsupportedGameError
 from cfr_agents import make_solver
@@ -157,8 +158,21 @@ def test_the_two_player_kernels_refuse_n_player_trees() -> None:
         make_neural_solver(tree, np.zeros((tree.num_infosets, 1), np.float32), "deep-cfr", rng=np.random.default_rng(0))
 
 
-def test_train_then_exploitability_on_three_player_kuhn(tmp_path: Path) -> None:
-    assert "agree" in trained_and_scored(tmp_path / "k3.json", KUHN3, "cfr+", 300, "--cross-check").out
+@pytest.mark.parametrize("long", [False, True])
+def test_train_then_exploitability_on_three_player_kuhn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, long: bool
+) -> None:
+    """Scored and cross-checked; a cross-check that will take long (here: any, its threshold set to 0) says so on
+    standard error first, and only then."""
+    if long:
+        monkeypatch.setattr(eval.agent_report, "LONG_CROSS_CHECK_NODES", 0)
+    scored = trained_and_scored(tmp_path / "k3.json", KUHN3, "cfr+", 300, "--cross-check")
+    assert "agree" in scored.out
+    histories = n_player_tree(KUHN3).node_kind.shape[0]
+    notice = (
+        f"OpenSpiel's nash_conv walks the {histories:,} histories of {KUHN3} in Python: at this size it takes minutes\n"
+    )
+    assert scored.err == (notice if long else "")
 
 
 def test_train_reports_no_exploitability_in_a_general_sum_game(tmp_path: Path) -> None:
