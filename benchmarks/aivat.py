@@ -1,7 +1,8 @@
 """AIVAT against plain and duplicate Monte Carlo: the variance per hand of each estimate of a match's value.
 
     python -m benchmarks.aivat [--hands 20000] [--iterations 1000] [--seed 0] --out benchmarks/results/aivat
-    python -m benchmarks.aivat --holdem-agent AGENT [--hands 20000] --out benchmarks/results/aivat_holdem
+    python -m benchmarks.aivat --holdem-agent AGENT [--hands 20000] [--opponents random,rlcard-nfsp] \
+        --out benchmarks/results/aivat_holdem
 
 On Leduc (``openspiel:leduc_poker`` and ``rlcard:leduc-holdem``) a CFR+ policy is trained with
 ``cfr-agents train --algo cfr+`` and plays a few shipped opponents (``cfr-agents opponents --game G``) in
@@ -159,14 +160,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=1000, help="CFR+ iterations of our policy")
     parser.add_argument("--holdem-agent", help="measure on rlcard:limit-holdem with this agent instead of on Leduc")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--opponents",
+        type=lambda text: text.split(","),
+        default=list(HOLDEM_OPPONENTS),
+        help="with --holdem-agent: these of the opponents, comma-separated (each keeps its seed)",
+    )
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
+    unknown = sorted(set(args.opponents) - set(HOLDEM_OPPONENTS))
+    if unknown:
+        parser.error(f"--opponents: {', '.join(unknown)} not among {', '.join(HOLDEM_OPPONENTS)}")
     rng = np.random.default_rng(args.seed)
     rows, records = [], []
     agents = Agents()
     shown = sys.argv[1:] if argv is None else argv
     if args.holdem_agent is not None:
         for index, opponent in enumerate(HOLDEM_OPPONENTS):
+            if opponent not in args.opponents:
+                continue
             progress(f"{LIMIT_HOLDEM}: {args.holdem_agent} against {opponent}, {args.hands:,} hands")
             spec = MatchSpec(LIMIT_HOLDEM, (args.holdem_agent, opponent), args.hands, args.seed + index, aivat=True)
             record, row = measure(spec, args.holdem_agent, agents, rng)

@@ -24,10 +24,12 @@ as in :mod:`eval.aivat`,
 
     \hat u_p(z) = u_p(z)
       - \sum_{h c \sqsubseteq z,\ h \in H_c} \Big[ v_p(hc) - \sum_{c'} \pi_c(c' \mid h)\, v_p(hc') \Big]
-      - \sum_{h a \sqsubseteq z,\ P(h) = K} \Big[ v_p(ha) - \sum_{a'} \sigma_K(a' \mid h)\, v_p(ha') \Big],
+      - \sum_{h a \sqsubseteq z,\ P(h) = K} \Big[ v_p(ha) - \sum_{a'} \sigma_K(a' \mid h)\, v_p(ha') \Big]
+      - \sum_{h a \sqsubseteq z,\ P(h) = -K} \Big[ v_p(ha) - \sum_{a'} \tau(a' \mid h)\, v_p(ha') \Big],
 
-and the chance sums need no enumeration of the cards, since :math:`m_K` is a martingale,
-:math:`\sum_{c'} \pi_c(c' \mid h)\, m_K(hc') = m_K(h)`, and no chip moves at a deal: at a deal node,
+the last sum only when the other seat's agent can be asked too (its strategy :math:`\tau`, at the hand it holds;
+otherwise its moves get no correction), and the chance sums need no enumeration of the cards, since :math:`m_K`
+is a martingale, :math:`\sum_{c'} \pi_c(c' \mid h)\, m_K(hc') = m_K(h)`, and no chip moves at a deal: at a deal node,
 :math:`\sum_{c'} \pi_c(c' \mid h)\, v_K(hc') = f(h')\, m_K(h)` with :math:`h'` the round's first betting node; at
 the deal of the hands (and RLCard's draw of the small blind's seat) it is 0, the deal being exchangeable.
 
@@ -52,8 +54,10 @@ gains of least variance on the other fold (:func:`fitted_gains`, shrunk toward t
 value function is fixed by hands played independently of it, so each fold's estimate is unbiased; the interval
 treats the pairs as independent, which their shared gains make true only as the folds grow.
 
-:math:`K` is the agent asked for its strategy (:func:`eval.match.known_scorer`). Its probabilities must be the ones
-it played the hand with; the opponent's moves get no correction. Hands come from matches as
+:math:`K` is the agent asked for its strategy (:func:`eval.match.known_scorer`), and the other seat's agent is asked
+too when it can be. Their probabilities must be the ones they played the hand with. Imagined hands stay unbiased
+with :math:`\tau`'s corrections: :math:`\tau` reads the other seat's cards and the public history, never
+:math:`K`'s, so each term has expectation 0 whatever hand :math:`K` is imagined to hold. Hands come from matches as
 :class:`~eval.hand_log.HandReader` reads them: OpenSpiel's ``state.history()`` as it is, RLCard's env translated
 into the same history (:func:`rlcard_history`), both in the engine's positions.
 """
@@ -96,14 +100,19 @@ _RLCARD_ACTIONS: Final = {"fold": FOLD, "check": CALL, "call": CALL, "raise": RA
 
 
 class HoldemAivat:
-    """The AIVAT value of hands of ``engine``'s game, ``known`` answering for the known seat (module docstring).
+    """The AIVAT value of hands of ``engine``'s game, ``known`` answering for the known seat and ``other``, when the
+    other seat's agent can be asked too, for it (module docstring).
 
     ``rng`` draws the boards of the sampled equities only."""
 
-    def __init__(self, engine: HoldemEngine, known: RangeQuery, rng: np.random.Generator) -> None:
+    def __init__(
+        self, engine: HoldemEngine, known: RangeQuery, rng: np.random.Generator, other: RangeQuery | None = None
+    ) -> None:
         rules = engine.rules
         self.engine = engine
         self.known = known
+        self.other = other
+        """The other seat's agent, asked at the hand it holds: its moves are corrected too; ``None``: they are not."""
         self.imaginary = not isinstance(known, PerHandQuery)
         """Whether :math:`K`'s other private hands are imagined (module docstring): when it answers for every hand
         at once; an agent asked hand by hand is asked for the hand it holds only."""
@@ -167,6 +176,8 @@ class HoldemAivat:
         dealt = int(board_mask([*other.tolist(), *hand.board.tolist()]))
         weight = ((self.masks & dealt) == 0).astype(np.float64)  # w(o): o shares no card with what K sees dealt
         actual = int(self.index[tuple(np.sort(hand.holes[known_seat]).tolist())])
+        held = np.zeros(self.hands.shape[0], dtype=bool)  # the other seat's hand, where ``other`` is asked
+        held[int(self.index[tuple(np.sort(other).tolist())])] = True
         if weight[actual] == 0.0:
             raise InputError(f"the hand {list(history)} deals a card twice")
         if not self.imaginary:
@@ -200,13 +211,21 @@ class HoldemAivat:
                 margin = self.margins(board, other, np.flatnonzero(weight))
                 correction += value(node) - before  # v(h c) - sum_c' pi(c') v(h c')
             legal = engine.legal_actions(node)
+            chosen = legal.index(action)
+            first = int(betting.first_child[node])
             if int(betting.player[node]) == known_seat:
                 sigma = np.asarray(self.known.probabilities(node, board, tuple(so_far), weight > 0.0))
-                first = int(betting.first_child[node])
                 values = np.stack([value(first + i) for i in range(len(legal))])
-                chosen = legal.index(action)
                 correction += values[chosen] - (sigma[:, None, :] * values).sum(axis=0)  # v(h a) - sum sigma v(h a')
                 weight *= sigma[chosen]  # w(o) <- w(o) sigma_K(a | h, o)
+            elif self.other is not None:  # the other seat's sigma reads its own hand only, never K's: same for all o
+                tau = np.asarray(self.other.probabilities(node, board, tuple(so_far), held))[:, held][:, 0]
+                if tau[chosen] <= 0.0:
+                    raise InputError(
+                        f"the other agent took an action it gives probability 0 in the hand {list(history)}"
+                    )
+                values = np.stack([value(first + i) for i in range(len(legal))])
+                correction += values[chosen] - (tau[:, None, None] * values).sum(axis=0)  # v(h a) - sum tau v(h a')
             so_far.append(action)
             node = engine.child(node, action)
         if weight[actual] <= 0.0:

@@ -372,7 +372,8 @@ def known_scorer(
     compiled tree, :class:`~eval.aivat.Aivat` with the exact strategy of ``A`` when it can be queried, else ``B``'s;
     on the hold'em engine, :class:`~eval.aivat_holdem.HoldemAivat` asking the agent that answers for every hand at
     once if one does, else ``A`` if it can be asked, else ``B`` (``rng`` drawing the boards of its sampled
-    equities). Refused in one line when neither agent can be queried, or the game has neither."""
+    equities), and the other agent too at the hand it holds if it can be asked. Refused in one line when neither
+    agent can be queried, or the game has neither."""
     check_aivat_game(game_id)
     engine = holdem_engine_of(game_id) if off_tree(game_id) else None
     if engine is not None:
@@ -380,7 +381,8 @@ def known_scorer(
         asked = [(index, query) for index, query in enumerate(queries) if not isinstance(query, str)]
         if asked:  # one that answers for every hand at once first: its other hands are imagined
             index, query = min(asked, key=lambda found: isinstance(found[1], PerHandQuery))
-            return index, HoldemAivat(engine, query, rng)
+            other = next((found for i, found in asked if i != index), None)  # its moves are corrected too
+            return index, HoldemAivat(engine, query, rng, other)
         reasons = [str(query) for query in queries]
     else:
         reasons = []

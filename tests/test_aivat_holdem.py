@@ -68,12 +68,20 @@ def expected_estimate(t: CompiledTree, aivat: HoldemAivat, profile: FloatArray, 
     )
 
 
-@pytest.mark.parametrize(("known_seat", "imagined"), [(0, False), (1, True)], ids=["the hand held", "hands imagined"])
-def test_the_expected_estimate_is_the_exact_value(tmp_path: Path, known_seat: int, imagined: bool) -> None:
+@pytest.mark.parametrize(
+    ("known_seat", "imagined", "other_asked"),
+    [(0, False, False), (1, True, False), (0, True, True), (1, False, True)],
+    ids=["the hand held", "hands imagined", "hands imagined, both asked", "the hand held, both asked"],
+)
+def test_the_expected_estimate_is_the_exact_value(
+    tmp_path: Path, known_seat: int, imagined: bool, other_asked: bool
+) -> None:
+    """Whichever hands the known seat is imagined to hold, and whether the other seat's moves are corrected too."""
     t = tree(GAME)
     known, opponent = random_strategy(t, 2), random_strategy(t, 3)
     query = strategy_query(t, known, tmp_path / "known.json")
-    aivat = HoldemAivat(game_engine(GAME), EveryHand(query) if imagined else query, np.random.default_rng(0))
+    other = strategy_query(t, opponent, tmp_path / "other.json") if other_asked else None
+    aivat = HoldemAivat(game_engine(GAME), EveryHand(query) if imagined else query, np.random.default_rng(0), other)
     assert aivat.imaginary == imagined
     aivat.gains = np.random.default_rng(known_seat).normal(1.0, 1.0, aivat.gains.shape)  # any gains will do
     profile = seated_profile(t, known, opponent, known_seat)
@@ -97,6 +105,17 @@ def test_the_estimate_for_a_strategy_not_played_is_biased(tmp_path: Path) -> Non
     aivat = HoldemAivat(game_engine(GAME), EveryHand(query), np.random.default_rng(0))
     exact = exact_head_to_head(t, played, opponent).seat_values[0]
     assert abs(expected_estimate(t, aivat, seated_profile(t, played, opponent, 0), 0, 0) - exact) > 1e-3
+
+
+def test_the_estimate_for_another_strategy_of_the_other_seat_is_biased(tmp_path: Path) -> None:
+    """Told the other seat plays another strategy than it does, the estimate's expectation is off too."""
+    t = tree(GAME)
+    known, opponent = random_strategy(t, 2), random_strategy(t, 3)
+    query = strategy_query(t, known, tmp_path / "known.json")
+    wrong = strategy_query(t, random_strategy(t, 5), tmp_path / "wrong.json")
+    aivat = HoldemAivat(game_engine(GAME), EveryHand(query), np.random.default_rng(0), wrong)
+    exact = exact_head_to_head(t, known, opponent).seat_values[0]
+    assert abs(expected_estimate(t, aivat, seated_profile(t, known, opponent, 0), 0, 0) - exact) > 1e-3
 
 
 def test_each_fold_is_valued_with_gains_fitted_on_the_other() -> None:
