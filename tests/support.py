@@ -238,3 +238,20 @@ def trained_and_scored(out: Path, game_id: str, algorithm: str, iterations: int,
     expected = exploitability_of_strategy(tree, policy.strategy_on(tree)).nash_conv
     assert f"NashConv {expected:.12g}" in scored.out and f"seat {tree.num_players - 1}" in scored.out
     return scored
+
+
+def resumed_and_whole(
+    folder: Path, common: Sequence[str], part: int, whole: int, game_id: str
+) -> tuple[FloatArray, FloatArray]:
+    """``train`` (``common`` options) for ``part`` iterations with a checkpoint, ``train --resume`` it to ``whole``,
+    and the same run uninterrupted: the two policies' strategies on ``game_id``'s tree, resumed first."""
+    files = {name: folder / f"{name}.json" for name in ("whole", "part", "resumed")}
+    checkpoint = folder / "run.ckpt"
+    uninterrupted = run_cli([*common, "--iterations", str(whole), "--out", str(files["whole"])])
+    assert uninterrupted.status == 0, uninterrupted.err
+    first = run_cli([*common, "--iterations", str(part), "--checkpoint", str(checkpoint), "--out", str(files["part"])])
+    assert first.status == 0, first.err
+    second = run_cli(["train", "--resume", str(checkpoint), "--iterations", str(whole), "--out", str(files["resumed"])])
+    assert second.status == 0, second.err
+    tree = load_tree(game_id, any_players=True)
+    return load_policy(files["resumed"]).strategy_on(tree), load_policy(files["whole"]).strategy_on(tree)

@@ -17,12 +17,11 @@ import eval.agent_report
 from adapters import load_game
 from adapters.inputs import UnsupportedGameError
 from cfr_agents import make_solver
-from cfr_agents.policy import load_policy
 from cfr_agents.solvers import ALGORITHMS
 from cfr_agents.solvers.neural import make_neural_solver
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree, load_tree
 from eval.exploitability import exploitability_of_strategy
-from tests.support import openspiel_table, run_cli, trained_and_scored
+from tests.support import openspiel_table, resumed_and_whole, run_cli, trained_and_scored
 
 KUHN3 = "openspiel:kuhn_poker(players=3)"
 KUHN4 = "openspiel:kuhn_poker(players=4)"
@@ -207,15 +206,5 @@ def test_commands_for_two_players_refuse_an_n_player_policy(tmp_path: Path) -> N
 
 
 def test_a_checkpointed_n_player_run_resumes_to_the_uninterrupted_result(tmp_path: Path) -> None:
-    whole, part, resumed = tmp_path / "whole.json", tmp_path / "part.json", tmp_path / "resumed.json"
-    checkpoint = tmp_path / "run.ckpt"
-    common = ["train", "--game", KUHN3, "--algo", "dcfr"]
-    assert run_cli([*common, "--iterations", "60", "--out", str(whole)]).status == 0
-    first = run_cli([*common, "--iterations", "25", "--checkpoint", str(checkpoint), "--out", str(part)])
-    assert first.status == 0, first.err
-    second = run_cli(["train", "--resume", str(checkpoint), "--iterations", "60", "--out", str(resumed)])
-    assert second.status == 0, second.err
-    tree = n_player_tree(KUHN3)
-    np.testing.assert_allclose(
-        load_policy(resumed).strategy_on(tree), load_policy(whole).strategy_on(tree), rtol=0, atol=1e-12
-    )
+    resumed, whole = resumed_and_whole(tmp_path, ["train", "--game", KUHN3, "--algo", "dcfr"], 25, 60, KUHN3)
+    np.testing.assert_allclose(resumed, whole, rtol=0, atol=1e-12)

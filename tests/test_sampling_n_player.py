@@ -13,13 +13,12 @@ import pytest
 
 from cfr_agents import make_solver
 from cfr_agents.jobs import LocalPool, RayExecutor
-from cfr_agents.policy import load_policy
 from cfr_agents.solvers import SCHEMES, SampledSolver
 from cfr_agents.solvers.sampling import CHANCE_DRAWS
 from cfr_agents.solvers.sampling.scale_out import Rounds, ScaleOutSolver, Workers
 from cfr_agents.tree import KIND_CHANCE, CompiledTree, FloatArray, load_tree
 from eval.exploitability import exploitability_of_strategy
-from tests.support import assert_within_standard_errors, run_cli
+from tests.support import assert_within_standard_errors, resumed_and_whole, run_cli
 
 KUHN3 = "openspiel:kuhn_poker(players=3)"
 SHERIFF = "openspiel:sheriff(num_rounds=2,max_items=2,max_bribe=2)"
@@ -182,13 +181,5 @@ def test_train_samples_a_three_player_game(tmp_path: Path, options: list[str]) -
 
 
 def test_a_checkpointed_sampled_run_resumes_to_the_uninterrupted_result(tmp_path: Path) -> None:
-    whole, part, resumed = tmp_path / "whole.json", tmp_path / "part.json", tmp_path / "resumed.json"
-    checkpoint = tmp_path / "run.ckpt"
     common = ["train", "--game", KUHN3, "--algo", "dcfr", "--sampling", "outcome", "--seed", "3"]
-    assert run_cli([*common, "--iterations", "2000", "--out", str(whole)]).status == 0
-    first = run_cli([*common, "--iterations", "800", "--checkpoint", str(checkpoint), "--out", str(part)])
-    assert first.status == 0, first.err
-    second = run_cli(["train", "--resume", str(checkpoint), "--iterations", "2000", "--out", str(resumed)])
-    assert second.status == 0, second.err
-    tree = n_player_tree(KUHN3)
-    np.testing.assert_array_equal(load_policy(resumed).strategy_on(tree), load_policy(whole).strategy_on(tree))
+    np.testing.assert_array_equal(*resumed_and_whole(tmp_path, common, 800, 2000, KUHN3))
