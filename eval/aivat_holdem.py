@@ -27,25 +27,33 @@ as in :mod:`eval.aivat`,
       - \sum_{h a \sqsubseteq z,\ P(h) = K} \Big[ v_p(ha) - \sum_{a'} \sigma_K(a' \mid h)\, v_p(ha') \Big]
       - \sum_{h a \sqsubseteq z,\ P(h) = -K} \Big[ v_p(ha) - \sum_{a'} \tau(a' \mid h)\, v_p(ha') \Big],
 
-the last sum only when the other seat's agent can be asked too (its strategy :math:`\tau`, at the hand it holds;
-otherwise its moves get no correction), and the chance sums need no enumeration of the cards, since :math:`m_K`
-is a martingale, :math:`\sum_{c'} \pi_c(c' \mid h)\, m_K(hc') = m_K(h)`, and no chip moves at a deal: at a deal node,
-:math:`\sum_{c'} \pi_c(c' \mid h)\, v_K(hc') = f(h')\, m_K(h)` with :math:`h'` the round's first betting node; at
-the deal of the hands (and RLCard's draw of the small blind's seat) it is 0, the deal being exchangeable.
+the last sum only when the other seat's agent can be asked too (its strategy :math:`\tau`, at the hand it holds or
+each it is imagined to hold; otherwise its moves get no correction), and the chance sums need no enumeration of the
+cards, since :math:`m_K` is a martingale, :math:`\sum_{c'} \pi_c(c' \mid h)\, m_K(hc') = m_K(h)`, and no chip moves
+at a deal: at a deal node, :math:`\sum_{c'} \pi_c(c' \mid h)\, v_K(hc') = f(h')\, m_K(h)` with :math:`h'` the
+round's first betting node; at the deal of the hands (and RLCard's draw of the small blind's seat) it is 0, the
+deal being exchangeable.
 
 :math:`m_K` is enumerated exactly over every completion of the board when that takes at most
-:data:`EXACT_EVALUATIONS` evaluations (a hold'em flop or later), and is otherwise the mean over
-:data:`EQUITY_SAMPLES` completions drawn at random by a generator of its own (hold'em's and FHP's preflop). That
-estimate is unbiased, independent of the cards to come and of both players' moves, and :math:`\hat u_p` is linear
-in it: the estimate stays unbiased, with a little variance added.
+:data:`EXACT_EVALUATIONS` evaluations (a hold'em flop or later), and is otherwise estimated from
+:data:`EQUITY_SAMPLES` completions drawn at random by a generator of its own (hold'em's and FHP's preflop;
+:meth:`HoldemAivat.range_margins`). That estimate is unbiased, independent of the cards to come and of both players'
+moves, and :math:`\hat u_p` is linear in it: the estimate stays unbiased, with a little variance added.
 
 **Imagined hands.** When :math:`K` answers for every private hand at once (our abstract strategies, uniform play,
 agents blind to their cards: :func:`eval.lbr_sampled.range_query`), the estimate is the paper's imaginary
 observations: :math:`\hat u_p` computed with :math:`K` holding each hand :math:`o` it may hold, averaged with
-:math:`w(o) \propto \prod_t \sigma_K(a_t \mid h_t, o)` over the hands that share no card with the other seat's hand
-and the board -- the expectation of :math:`\hat u_p` given everything but :math:`K`'s cards, so unbiased too, and
-free of :math:`K`'s card luck. An agent asked hand by hand (RLCard's models, OpenSpiel policies) is asked for the
-hand it holds only.
+:math:`w(o) \propto \prod_t \sigma_K(a_t \mid h_t, o)` -- the expectation of :math:`\hat u_p` given everything but
+:math:`K`'s cards, so unbiased too, and free of :math:`K`'s card luck. When the other seat's agent answers so too,
+its hands :math:`o'` are imagined as well, with :math:`w'(o') \propto \prod_t \tau(a_t \mid h_t, o')`, and the
+estimate averages over the pairs with :math:`W(o, o') = w(o)\, w'(o')` over the pairs that share no card with each
+other or the board: the expectation given the public history, free of both seats' card luck. An agent asked hand by
+hand (RLCard's models, OpenSpiel policies) is asked for the hand it holds only, its weights one-hot.
+
+Over pairs, every correction is :math:`\alpha(o)\, m_r(o, o') + \beta(o)` or the same in :math:`o'`
+(:meth:`HoldemAivat.parts`), so the average needs each hand's margin against the other seat's weights,
+:math:`R_r(o) = \sum_{o'} w'(o') m_r(o, o')` (:meth:`HoldemAivat.range_margins`): one sweep of the hands in order of
+strength a completion of the board (:func:`range_margins`), never the :math:`H^2` pairs.
 
 **Gains.** :math:`\hat u_p` is linear in :math:`g`: :math:`\hat u_p = x_0 - g \cdot x` (:meth:`HoldemAivat.parts`).
 The recorder (:class:`HoldemAivatRecorder`) keeps :math:`x_0, x` of every hand and values the match at its end
@@ -70,9 +78,10 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
+from numba import njit, prange
 
 from adapters.holdem.betting import DEAL, DECISION, SHOWDOWN
-from adapters.holdem.cards import board_mask, hand_index_table, hand_masks, private_hands
+from adapters.holdem.cards import board_mask, hand_index_table, hand_masks, private_hands, rank_hands
 from adapters.holdem.engine import HoldemEngine, rlcard_card
 from adapters.inputs import InputError
 from eval.aivat import AivatEstimate, AivatRecorder
@@ -86,7 +95,6 @@ from eval.lbr_sampled import (
     PerHandQuery,
     RangeQuery,
     completion_sets,
-    showdown_tables,
 )
 
 RIDGE_HANDS: Final = 20
@@ -112,13 +120,21 @@ class HoldemAivat:
         self.engine = engine
         self.known = known
         self.other = other
-        """The other seat's agent, asked at the hand it holds: its moves are corrected too; ``None``: they are not."""
+        """The other seat's agent, asked at the hands it may hold: its moves are corrected too; ``None``: they are
+        not."""
         self.imaginary = not isinstance(known, PerHandQuery)
         """Whether :math:`K`'s other private hands are imagined (module docstring): when it answers for every hand
         at once; an agent asked hand by hand is asked for the hand it holds only."""
+        self.imagine_other = other is not None and not isinstance(other, PerHandQuery)
+        """Whether the other seat's private hands are imagined too: when its agent answers for every hand at once."""
+        if rules.num_hole_cards > 2:
+            raise InputError(f"AIVAT on the hold'em engine takes one or two hole cards, not {rules.num_hole_cards}")
         self.rng = rng
         self.hands = private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards)
         self.masks = hand_masks(self.hands).astype(np.int64)
+        self.incidence = np.zeros((self.hands.shape[0], rules.deck_size))
+        """Which cards each hand holds, ``(H, deck)``."""
+        np.put_along_axis(self.incidence, self.hands, 1.0, axis=1)
         self.index = hand_index_table(self.hands, rules.deck_size)
         rounds = engine.betting.round.astype(np.int64)
         stake = engine.betting.spent.max(axis=1) * engine.payoff_scale
@@ -132,26 +148,46 @@ class HoldemAivat:
         self.gains = np.concatenate((np.ones(rules.num_rounds), np.zeros(rules.num_rounds)))
         """:math:`g`: the check-down value's gains by default (module docstring)."""
 
-    def margins(self, board: IntArray, other: IntArray, rows: IntArray) -> FloatArray:
-        r""":math:`2 e_K(o) - 1` for the private hands :math:`o` of the known seat in ``rows`` against the other seat's
-        ``other`` on ``board``, ``(H,)`` with 0 outside ``rows``: :math:`-M(o) / K(o)` of the other seat's showdown
-        table (:func:`eval.lbr_sampled.showdown_tables`) over every completion of the board, or over
-        :data:`EQUITY_SAMPLES` completions drawn at random when that would take more than :data:`EXACT_EVALUATIONS`
-        evaluations; 0 for a hand that meets ``other`` or the board."""
+    def range_margins(self, round_: int, board: IntArray, ranges: FloatArray) -> FloatArray:
+        r""":math:`R_v(o) = \sum_{o'} x_v(o')\, m(o, o')` on the board ``board`` of ``round_`` for each range
+        :math:`x_v`, a row of ``ranges`` ``(V, H)``: :math:`m(o, o') = 2 e(o, o') - 1` is the margin of hand
+        :math:`o` over :math:`o'` (its probability of winning the showdown, ties half, over every completion of the
+        board outside both hands), and the sum runs over the hands that share no card with :math:`o` or the board.
+        Read for the hands where either range is positive only (0 elsewhere).
+
+        With :math:`n` cards outside the board and :math:`s` still to come, the completions are all
+        :math:`\binom{n}{s}` when that takes at most :data:`EXACT_EVALUATIONS` evaluations, else
+        :data:`EQUITY_SAMPLES` drawn uniformly from them; either way, with :math:`N` of them,
+        :math:`\hat m(o, o') = \binom{n}{s} / (N \binom{n - 2k}{s}) \sum_c [c \cap (o \cup o') = \emptyset]\,
+        \operatorname{sign}(\rho(o B c) - \rho(o' B c))`: exact when enumerated, and unbiased when sampled (a
+        completion misses both hands with probability :math:`\binom{n - 2k}{s} / \binom{n}{s}`), so that a sum over
+        hands is a sum over completions of one sweep of the hands in order of strength
+        (:func:`range_margins`)."""
         rules = self.engine.rules
+        rows = np.flatnonzero((ranges > 0.0).any(axis=0))
         size = sum(rules.board_cards) - board.shape[0]
-        rest = np.setdiff1d(np.arange(rules.deck_size), np.concatenate((board, other)))
-        if math.comb(rest.shape[0], size) * rows.shape[0] <= EXACT_EVALUATIONS:
+        rest = np.setdiff1d(np.arange(rules.deck_size), board)
+        everything = math.comb(rest.shape[0], size)
+        if everything * rows.shape[0] <= EXACT_EVALUATIONS:
             completions = completion_sets(rest, size)
-        else:  # each row: `size` distinct cards outside `other` and the board, uniformly and independently
+        else:  # each row: `size` distinct cards outside the board, uniformly and independently
             keys = self.rng.random((EQUITY_SAMPLES, rest.shape[0]))
             completions = rest[np.argpartition(keys, size, axis=1)[:, :size]]
-        margin, count = showdown_tables(
-            other[None, :], self.hands[rows], self.masks[rows], board, completions, rules.num_suits
-        )
-        out = np.zeros(self.hands.shape[0])
-        out[rows] = np.divide(-margin[0], count[0], out=np.zeros(rows.shape[0]), where=count[0] > 0)
+        scale = everything / (completions.shape[0] * math.comb(rest.shape[0] - 2 * rules.num_hole_cards, size))
+        out = np.zeros(ranges.shape)
+        out[:, rows] = scale * range_margins(
+            self.hands[rows], self.masks[rows], board, completions, np.ascontiguousarray(ranges[:, rows]),
+            rules.num_suits,
+        )  # fmt: skip
         return out
+
+    def disjoint_sums(self, ranges: FloatArray) -> FloatArray:
+        r""":math:`\sum_{o' \cap o = \emptyset} x_v(o')` for every hand :math:`o` and range :math:`x_v`, a row of
+        ``ranges`` ``(V, H)``: ``(V, H)``, by inclusion-exclusion over :math:`o`'s cards."""
+        k = self.engine.rules.num_hole_cards
+        by_card = ranges @ self.incidence  # (V, deck): the weight of the hands that hold each card
+        out: FloatArray = ranges.sum(axis=1)[:, None] - by_card[:, self.hands].sum(axis=2)
+        return out + ranges if k == 2 else out
 
     def history_value(self, history: Sequence[int], payoff_seat: int, known_seat: int) -> float:
         r""":math:`\hat u_p(z)` of the hand whose universal_poker history is ``history`` (each player's hole cards,
@@ -167,75 +203,88 @@ class HoldemAivat:
 
     def parts(self, history: Sequence[int], payoff_seat: int, known_seat: int) -> tuple[float, FloatArray]:
         r""":math:`u_p(z)`, and :math:`\hat u_p(z)` as :math:`x_0 - \sum_r g_r x_{r+1}` for any gains :math:`g`:
-        the AIVAT value of the hand with :math:`K` holding each private hand :math:`o` it may hold, averaged with
-        the weights :math:`w(o)` (module docstring). :math:`x_0` holds the payoffs and the exact terminal values,
-        :math:`x_{r+1}` the check-down values of round :math:`r` with gain 1."""
+        the AIVAT value of the hand averaged over the pairs of hands :math:`(o, o')` the two seats are imagined to
+        hold, with weights :math:`W(o, o')` (module docstring). :math:`x_0` holds the payoffs and the exact terminal
+        values, :math:`x_{r+1}` the check-down values of round :math:`r` with gain 1.
+
+        Every value met is :math:`v_K = \gamma\, m_r(o, o') + \delta` with :math:`r` the round of the board dealt
+        so far and :math:`\gamma, \delta` read off the node, so each correction is
+        :math:`\alpha(o)\, m_r + \beta(o)` for the known seat's moves and the chance events, and
+        :math:`\alpha'(o')\, m_r + \beta'(o')` for the other seat's: the average over the pairs is
+        :math:`\sum_r [\sum_o w(o) \alpha_r(o) R_r(o) - \sum_{o'} w'(o') \alpha'_r(o') R'_r(o')] + \dots`,
+        with :math:`R_r, R'_r` each seat's margins against the other's final weights (:meth:`range_margins`)."""
         engine, betting = self.engine, self.engine.betting
         hand = _Hand.read(engine, history)
         other = hand.holes[1 - known_seat]
-        dealt = int(board_mask([*other.tolist(), *hand.board.tolist()]))
-        weight = ((self.masks & dealt) == 0).astype(np.float64)  # w(o): o shares no card with what K sees dealt
         actual = int(self.index[tuple(np.sort(hand.holes[known_seat]).tolist())])
-        held = np.zeros(self.hands.shape[0], dtype=bool)  # the other seat's hand, where ``other`` is asked
-        held[int(self.index[tuple(np.sort(other).tolist())])] = True
-        if weight[actual] == 0.0:
+        held = int(self.index[tuple(np.sort(other).tolist())])
+        if self.masks[actual] & int(board_mask([*other.tolist(), *hand.board.tolist()])):
             raise InputError(f"the hand {list(history)} deals a card twice")
-        if not self.imaginary:
-            weight[np.arange(weight.shape[0]) != actual] = 0.0
-        board = hand.board[:0]
-        margin = self.margins(board, other, np.flatnonzero(weight))
-        rows = 1 + self.features.shape[1]
+        free = ((self.masks & int(board_mask(hand.board.tolist()))) == 0).astype(np.float64)  # pairs: disjoint below
+        weights = np.zeros((2, free.shape[0]))  # w(o) for K, w'(o') for the other seat
+        weights[0] = free if self.imaginary else np.eye(1, free.shape[0], actual)[0]
+        weights[1] = free if self.imagine_other else np.eye(1, free.shape[0], held)[0]
+        num_rounds, rows = engine.rules.num_rounds, 1 + self.features.shape[1]
+        alpha = np.zeros((2, num_rounds, rows, free.shape[0]))  # coefficients of m_r, per seat's hand
+        beta = np.zeros((2, rows, free.shape[0]))  # and the terms without a margin
 
-        def value(node: int) -> FloatArray:
-            """:math:`v_K(h)` at ``node`` for every hand :math:`o` of ``K``, ``(rows, H)`` (module docstring)."""
-            out = np.zeros((rows, margin.shape[0]))
+        def value(node: int) -> tuple[FloatArray, FloatArray]:
+            r""":math:`(\gamma, \delta)` of :math:`v_K` at ``node``, ``(rows,)`` each (method docstring)."""
+            gamma, delta = np.zeros(rows), np.zeros(rows)
             kind = int(betting.kind[node])
             if kind == DECISION:  # v = f(h) (2 e_K - 1)
-                out[1:] = self.features[node][:, None] * margin
+                gamma[1:] = self.features[node]
             elif kind == DEAL:  # v = sum_c' pi(c') v(h c') = f(next) (2 e_K - 1): equity is a martingale
-                out[1:] = self.features[engine.child(node, 0)][:, None] * margin
+                gamma[1:] = self.features[engine.child(node, 0)]
             elif kind == SHOWDOWN:  # exact: the last board is dealt
-                out[0] = float(betting.spent[node].max()) * engine.payoff_scale * margin
+                gamma[0] = float(betting.spent[node].max()) * engine.payoff_scale
             else:  # a fold reads no card
-                out[0] = engine.payoffs(node, hand.cards)[known_seat]
-            return out
+                delta[0] = engine.payoffs(node, hand.cards)[known_seat]
+            return gamma, delta
 
-        correction = value(engine.root)  # the deal: v(h c) - sum_c' pi(c') v(h c') = v(h c) - 0
-        node, so_far = engine.root, list[int]()
+        round_ = 0
+        alpha[0, 0] += value(engine.root)[0][:, None]  # the deal: v(h c) - sum_c' pi(c') v(h c') = v(h c) - 0
+        node, so_far, board = engine.root, list[int](), hand.board[:0]
         for action in hand.actions:
             while int(betting.kind[node]) == DEAL:
-                before = value(node)
+                before = value(node)[0]
                 node = engine.child(node, 0)
+                alpha[0, round_] -= before[:, None]  # v(h c) - sum_c' pi(c') v(h c'), the latter on the old board
                 round_ = int(betting.round[node])
                 board = engine.board(hand.cards, round_)
-                margin = self.margins(board, other, np.flatnonzero(weight))
-                correction += value(node) - before  # v(h c) - sum_c' pi(c') v(h c')
+                alpha[0, round_] += value(node)[0][:, None]
             legal = engine.legal_actions(node)
             chosen = legal.index(action)
             first = int(betting.first_child[node])
-            if int(betting.player[node]) == known_seat:
-                sigma = np.asarray(self.known.probabilities(node, board, tuple(so_far), weight > 0.0))
-                values = np.stack([value(first + i) for i in range(len(legal))])
-                correction += values[chosen] - (sigma[:, None, :] * values).sum(axis=0)  # v(h a) - sum sigma v(h a')
-                weight *= sigma[chosen]  # w(o) <- w(o) sigma_K(a | h, o)
-            elif self.other is not None:  # the other seat's sigma reads its own hand only, never K's: same for all o
-                tau = np.asarray(self.other.probabilities(node, board, tuple(so_far), held))[:, held][:, 0]
-                if tau[chosen] <= 0.0:
+            seat = 0 if int(betting.player[node]) == known_seat else 1
+            query = self.known if seat == 0 else self.other
+            if query is not None:  # v(h a) - sum_a' sigma(a' | h, o) v(h a'): sigma, K's; or tau, the other seat's
+                sigma = np.asarray(query.probabilities(node, board, tuple(so_far), weights[seat] > 0.0))
+                if seat == 1 and sigma[chosen, held] <= 0.0:
                     raise InputError(
                         f"the other agent took an action it gives probability 0 in the hand {list(history)}"
                     )
-                values = np.stack([value(first + i) for i in range(len(legal))])
-                correction += values[chosen] - (tau[:, None, None] * values).sum(axis=0)  # v(h a) - sum tau v(h a')
+                children = [value(first + i) for i in range(len(legal))]
+                gammas, deltas = np.stack([g for g, _ in children]), np.stack([d for _, d in children])
+                alpha[seat, round_] += gammas[chosen][:, None] - gammas.T @ sigma
+                beta[seat] += deltas[chosen][:, None] - deltas.T @ sigma
+                weights[seat] *= sigma[chosen]  # w(o) <- w(o) sigma(a | h, o)
             so_far.append(action)
             node = engine.child(node, action)
-        if weight[actual] <= 0.0:
+        if weights[0, actual] <= 0.0:
             raise InputError(f"the known agent took an action it gives probability 0 in the hand {list(history)}")
+        gamma, delta = value(node)
+        alpha[0, round_] -= gamma[:, None]  # the terminal's value, with the corrections' sign flipped below
+        beta[0] -= delta[:, None]
+        pairs = self.disjoint_sums(weights[::-1])  # sum over the other seat's hands paired with each hand
+        total = -((beta * (weights * pairs)[:, None, :]).sum(axis=(0, 2)))
+        for r in range(round_ + 1):
+            margins = self.range_margins(r, engine.board(hand.cards, r), weights[::-1])  # R_r(o), R'_r(o')
+            margins[1] *= -1.0  # m(o, o') = -m(o', o)
+            total -= (alpha[:, r] * (weights * margins)[:, None, :]).sum(axis=(0, 2))
+        parts = total / float((weights[0] * pairs[0]).sum())  # sum_(o, o') W(o, o') x(o, o') / sum W(o, o')
+        parts[1:] *= -1.0  # x_{r+1}: the coefficient subtracted with g_r
         u = engine.payoffs(node, hand.cards)[payoff_seat]
-        terms = value(node)
-        terms[1:] = 0.0
-        terms -= correction
-        terms[1:] *= -1.0  # x_{r+1}: the coefficient subtracted with g_r
-        parts = terms @ weight / float(weight.sum())  # sum_o w(o) x(o) / sum_o w(o)
         return u, parts if payoff_seat == known_seat else -parts
 
 
@@ -272,6 +321,84 @@ class _Hand:
         holes = np.asarray(history[:k], dtype=np.int64), np.asarray(history[k : 2 * k], dtype=np.int64)
         cards = np.concatenate((*holes, np.asarray(board, dtype=np.int64)))
         return cls(cards, holes, cards[2 * k :], tuple(actions))
+
+
+CHUNKS: Final = 8
+"""Parts the completions of :func:`range_margins` fall into, summed in order: a fixed number, so that the sums do not
+depend on the threads that run them."""
+
+
+@njit(cache=True, parallel=True)
+def range_margins(
+    hands: IntArray, masks: IntArray, board: IntArray, completions: IntArray, ranges: FloatArray, num_suits: int
+) -> FloatArray:
+    r""":math:`\sum_{c} [o \cap (B \cup c) = \emptyset] \sum_{o'} x_v(o')\, \operatorname{sign}(\rho(o B c) -
+    \rho(o' B c))` for every hand ``o`` of ``hands`` ``(H, k)`` (bit masks ``masks``, :math:`k \le 2`) and every
+    range ``x_v``, a row of ``ranges`` ``(V, H)``, over the ``completions`` ``(C, t)`` of ``board`` (sets of cards
+    outside it), the inner sum over the hands :math:`o'` that share no card with :math:`o`, :math:`B` or :math:`c`:
+    ``(V, H)``. Each completion ranks every hand once and sweeps them in order of rank, keeping the weight of the
+    hands met so far and of those holding each card: the weight below :math:`o` sharing no card with it is the
+    total less the weight holding one of :math:`o`'s cards (card removal by inclusion-exclusion: with two cards,
+    :math:`o` itself is the one hand holding both). So a completion costs :math:`O(H \log H + VH)`, not
+    :math:`O(VH^2)`, and :math:`\text{below} - \text{above} = \text{below} + \text{below or equal} -
+    \text{all}`. The completions fall into :data:`CHUNKS` parts run in parallel and summed in order."""
+    count_hands, count_ranges, k = hands.shape[0], ranges.shape[0], hands.shape[1]
+    parts = np.zeros((CHUNKS, count_ranges, count_hands))
+    base = np.int64(0)
+    for card in board:
+        base |= np.int64(1) << card
+    m, n = board.shape[0], completions.shape[0]
+    first, last = hands[:, 0], hands[:, k - 1]  # o's cards (the same card twice when k = 1)
+    for chunk in prange(CHUNKS):
+        out = parts[chunk]
+        full = np.empty(m + completions.shape[1], dtype=np.int64)
+        full[:m] = board
+        live = np.empty(count_hands, dtype=np.int64)
+        total = np.empty(count_ranges)
+        by_card = np.empty((count_ranges, 64))
+        for c in range(chunk * n // CHUNKS, (chunk + 1) * n // CHUNKS):
+            dealt = base
+            for j in range(completions.shape[1]):
+                full[m + j] = completions[c, j]
+                dealt |= np.int64(1) << completions[c, j]
+            ranks = rank_hands(hands, full, num_suits)
+            count = 0
+            for h in range(count_hands):
+                if (masks[h] & dealt) == 0:
+                    live[count] = h
+                    count += 1
+            order = live[:count][np.argsort(ranks[live[:count]])]
+            total[:] = 0.0
+            by_card[:] = 0.0
+            start = 0
+            while start < count:  # a rank at a time: o's "below" before its rank is added, "below or equal" after
+                stop = start
+                while stop < count and ranks[order[stop]] == ranks[order[start]]:
+                    stop += 1
+                for i in range(start, stop):
+                    h, a, b = order[i], first[order[i]], last[order[i]]
+                    for v in range(count_ranges):
+                        out[v, h] += total[v] - by_card[v, a] - (by_card[v, b] if k == 2 else 0.0)
+                for i in range(start, stop):
+                    h, a, b = order[i], first[order[i]], last[order[i]]
+                    for v in range(count_ranges):
+                        total[v] += ranges[v, h]
+                        by_card[v, a] += ranges[v, h]
+                        if k == 2:
+                            by_card[v, b] += ranges[v, h]
+                for i in range(start, stop):  # o is counted now: with two cards, subtracted twice, added back once
+                    h, a, b = order[i], first[order[i]], last[order[i]]
+                    for v in range(count_ranges):
+                        out[v, h] += total[v] - by_card[v, a] - (by_card[v, b] - ranges[v, h] if k == 2 else 0.0)
+                start = stop
+            for i in range(count):  # less "all"
+                h, a, b = order[i], first[order[i]], last[order[i]]
+                for v in range(count_ranges):
+                    out[v, h] -= total[v] - by_card[v, a] - (by_card[v, b] - ranges[v, h] if k == 2 else 0.0)
+    summed: FloatArray = parts[0].copy()
+    for chunk in range(1, CHUNKS):
+        summed += parts[chunk]
+    return summed
 
 
 def cross_fitted(parts: FloatArray, prior: FloatArray) -> FloatArray:

@@ -6,6 +6,7 @@ state the env showed it; ``match --aivat`` reports it on ``rlcard:limit-holdem``
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -15,14 +16,16 @@ import numpy as np
 import pytest
 
 import adapters
-from adapters.holdem.cards import private_hands
+from adapters.games import canonical_game_id
+from adapters.holdem.cards import private_hands, rank_hands
 from adapters.rlcard import RLCardGame
 from cfr_agents.policy import Policy
 from cfr_agents.tree import CompiledTree, FloatArray
+from eval import aivat_holdem
 from eval.aivat_holdem import HoldemAivat, HoldemAivatRecorder, cross_fitted, fitted_gains
 from eval.environments import play_rlcard_match
 from eval.head_to_head import exact_head_to_head, seated_profile
-from eval.lbr_sampled import BoolArray, IntArray, RangeQuery, RLCardRange, game_engine, range_query
+from eval.lbr_sampled import BoolArray, IntArray, RangeQuery, RLCardRange, UniformRange, game_engine, range_query
 from eval.match import rlcard_seat
 from eval.opponents import load_opponent
 from tests.support import run_cli, tree
@@ -53,13 +56,13 @@ def history(t: CompiledTree, path: list[int]) -> list[int]:
     return [int(t.child_action[incoming[node]]) for node in path[1:]]
 
 
-def strategy_query(t: CompiledTree, strategy: FloatArray, path: Path) -> RangeQuery:
+def strategy_query(t: CompiledTree, strategy: FloatArray, path: Path, game: str = GAME) -> RangeQuery:
     """The strategy as a policy file, asked hand by hand through OpenSpiel's states."""
     Policy.from_strategy(t, strategy, algorithm="random", parameters={}, iterations=0).save(path)
-    engine = game_engine(GAME)
+    engine = game_engine(game)
     rules = engine.rules
     hands = private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards)
-    return range_query(load_opponent(str(path), GAME).agent, engine, hands, "known")
+    return range_query(load_opponent(str(path), game).agent, engine, hands, "known")
 
 
 def expected_estimate(t: CompiledTree, aivat: HoldemAivat, profile: FloatArray, seat: int, known_seat: int) -> float:
@@ -70,19 +73,39 @@ def expected_estimate(t: CompiledTree, aivat: HoldemAivat, profile: FloatArray, 
 
 @pytest.mark.parametrize(
     ("known_seat", "imagined", "other_asked"),
-    [(0, False, False), (1, True, False), (0, True, True), (1, False, True)],
-    ids=["the hand held", "hands imagined", "hands imagined, both asked", "the hand held, both asked"],
+    [
+        (0, False, "no"),
+        (1, True, "no"),
+        (0, True, "held"),
+        (1, False, "held"),
+        (0, True, "imagined"),
+        (1, True, "imagined"),
+        (1, False, "imagined"),
+    ],
+    ids=[
+        "the hand held",
+        "hands imagined",
+        "hands imagined, both asked",
+        "the hand held, both asked",
+        "both seats' hands imagined",
+        "both seats' hands imagined, seat 1 known",
+        "the other seat's hands imagined",
+    ],
 )
 def test_the_expected_estimate_is_the_exact_value(
-    tmp_path: Path, known_seat: int, imagined: bool, other_asked: bool
+    tmp_path: Path, known_seat: int, imagined: bool, other_asked: str
 ) -> None:
-    """Whichever hands the known seat is imagined to hold, and whether the other seat's moves are corrected too."""
+    """Whichever hands the known seat is imagined to hold, and whether the other seat's moves are corrected too,
+    at the hand it holds or with its other hands imagined as well."""
     t = tree(GAME)
     known, opponent = random_strategy(t, 2), random_strategy(t, 3)
     query = strategy_query(t, known, tmp_path / "known.json")
-    other = strategy_query(t, opponent, tmp_path / "other.json") if other_asked else None
+    other: RangeQuery | None = None
+    if other_asked != "no":
+        other = strategy_query(t, opponent, tmp_path / "other.json")
+        other = EveryHand(other) if other_asked == "imagined" else other
     aivat = HoldemAivat(game_engine(GAME), EveryHand(query) if imagined else query, np.random.default_rng(0), other)
-    assert aivat.imaginary == imagined
+    assert (aivat.imaginary, aivat.imagine_other) == (imagined, other_asked == "imagined")
     aivat.gains = np.random.default_rng(known_seat).normal(1.0, 1.0, aivat.gains.shape)  # any gains will do
     profile = seated_profile(t, known, opponent, known_seat)
     exact = exact_head_to_head(t, known, opponent).seat_values[known_seat]
@@ -94,6 +117,75 @@ def test_the_expected_estimate_is_the_exact_value(
     for seat in (0, 1):
         value = exact if seat == known_seat else -exact
         assert expected_estimate(t, aivat, profile, seat, known_seat) == pytest.approx(value, abs=1e-9)
+
+
+@pytest.mark.slow
+def test_both_seats_imagined_with_two_hole_cards(tmp_path: Path) -> None:
+    """Two hole cards each: the pairs of imagined hands exclude those sharing a card by inclusion-exclusion over
+    the cards, and the estimate stays the exact value."""
+    game = GAME.replace("numHoleCards=1", "numHoleCards=2")
+    t = tree(game)
+    known, opponent = random_strategy(t, 2), random_strategy(t, 3)
+    query = EveryHand(strategy_query(t, known, tmp_path / "known.json", game))
+    other = EveryHand(strategy_query(t, opponent, tmp_path / "other.json", game))
+    aivat = HoldemAivat(game_engine(game), query, np.random.default_rng(0), other)
+    aivat.gains = np.random.default_rng(1).normal(1.0, 1.0, aivat.gains.shape)
+    profile = seated_profile(t, known, opponent, 1)
+    exact = exact_head_to_head(t, known, opponent).seat_values[1]
+    assert expected_estimate(t, aivat, profile, 1, 1) == pytest.approx(exact, abs=1e-9)
+
+
+def brute_force_margins(aivat: HoldemAivat, board: IntArray, ranges: FloatArray) -> FloatArray:
+    """:meth:`HoldemAivat.range_margins` by its definition: every pair of hands, every completion of the board."""
+    rules = aivat.engine.rules
+    size = sum(rules.board_cards) - board.shape[0]
+    rest = [card for card in range(rules.deck_size) if card not in board.tolist()]
+    out = np.zeros(ranges.shape)
+    dealt = set(board.tolist())
+    for o, mine in enumerate(aivat.hands.tolist()):
+        for other, theirs in enumerate(aivat.hands.tolist()):
+            if set(mine) & set(theirs) or (set(mine) | set(theirs)) & dealt:
+                continue
+            signs = []
+            for completion in itertools.combinations([c for c in rest if c not in mine + theirs], size):
+                full = np.array([*board.tolist(), *completion], dtype=np.int64)
+                ours, their = rank_hands(np.array([mine, theirs], dtype=np.int64), full, rules.num_suits).tolist()
+                signs.append((ours > their) - (ours < their))
+            out[:, o] += ranges[:, other] * float(np.mean(signs))
+    return out
+
+
+def test_range_margins_are_the_pairs_margins_summed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Against a brute force over every pair of hands and every completion (``holdem-12``, two hole cards):
+    exact when the completions are enumerated; sampled, unbiased: the mean of many draws comes close."""
+    aivat = HoldemAivat(
+        game_engine(canonical_game_id("holdem-12")),
+        UniformRange(game_engine(canonical_game_id("holdem-12")), 0),
+        np.random.default_rng(0),
+    )
+    rng = np.random.default_rng(3)
+    ranges = rng.random((2, aivat.hands.shape[0])) * (rng.random((2, aivat.hands.shape[0])) < 0.7)
+    unread = ~(ranges > 0.0).any(axis=0)  # hands in neither range: not read, 0
+    assert unread.sum() > 1
+    for board in (np.array([], dtype=np.int64), np.array([5], dtype=np.int64)):
+        round_ = board.shape[0]
+        expected = brute_force_margins(aivat, board, ranges)
+        expected[:, unread] = 0.0
+        assert np.abs(expected).max() > 0.1
+        assert aivat.range_margins(round_, board, ranges) == pytest.approx(expected, abs=1e-12)
+    hands = [set(hand) for hand in aivat.hands.tolist()]
+    pairs = [
+        [sum(ranges[v, j] for j, theirs in enumerate(hands) if not mine & theirs) for mine in hands] for v in (0, 1)
+    ]
+    assert aivat.disjoint_sums(ranges) == pytest.approx(np.array(pairs), abs=1e-12)
+    board = np.array([], dtype=np.int64)
+    expected = brute_force_margins(aivat, board, ranges)
+    expected[:, unread] = 0.0
+    monkeypatch.setattr(aivat_holdem, "EXACT_EVALUATIONS", 0)
+    monkeypatch.setattr(aivat_holdem, "EQUITY_SAMPLES", 64)
+    sampled = np.mean([aivat.range_margins(0, board, ranges) for _ in range(400)], axis=0)
+    assert sampled == pytest.approx(expected, abs=0.05 * np.abs(expected).max())
+    assert np.abs(sampled - expected).max() > 0.0  # sampled indeed
 
 
 def test_the_estimate_for_a_strategy_not_played_is_biased(tmp_path: Path) -> None:
