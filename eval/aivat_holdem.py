@@ -100,7 +100,7 @@ from eval.lbr_sampled import (
 RIDGE_HANDS: Final = 20
 """How many hands' worth of weight the default gains carry in a fit (:func:`fitted_gains`)."""
 EXACT_EVALUATIONS: Final = 2_000_000
-"""The most hand evaluations one table of equities enumerates exactly (a hold'em flop: 1,081 completions x 1,326
+"""The most hand evaluations one table of margins enumerates exactly (a hold'em flop: 1,176 completions x 1,326
 hands); a table that needs more is estimated from :data:`EQUITY_SAMPLES` completions."""
 EQUITY_SAMPLES: Final = 1024
 """Completions of the board drawn to estimate a table of equities too long to enumerate."""
