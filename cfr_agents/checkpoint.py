@@ -60,7 +60,7 @@ from cfr_agents.abstract_game import AbstractGame
 from cfr_agents.files import replacing
 from cfr_agents.public_tree.solver import PublicTreeSolver
 from cfr_agents.public_tree.tree import PublicTree
-from cfr_agents.solvers import ALGORITHMS, SCHEMES, SampledSolver, Solver, UpdateRule, make_solver
+from cfr_agents.solvers import ALGORITHMS, ALL_SCHEMES, SampledSolver, Solver, UpdateRule, make_solver
 from cfr_agents.solvers.neural import NEURAL, PRESETS, NeuralSettings, NeuralSolver, infoset_tensors
 from cfr_agents.solvers.sampling.scale_out import Rounds, ScaleOutSolver
 from cfr_agents.solvers.update_rule import DEFAULT_HORIZON
@@ -341,7 +341,7 @@ def _from_arrays(arrays: dict[str, np.ndarray], source: str) -> AnyCheckpoint:
         return NeuralCheckpoint(**common, settings=_settings(header["settings"], fail), preset=header["preset"])
     if header["algorithm"] not in ALGORITHMS:
         raise fail(f"names unknown algorithm {header['algorithm']!r}")
-    if header["sampling"] != "none" and header["sampling"] not in SCHEMES:
+    if header["sampling"] != "none" and header["sampling"] not in ALL_SCHEMES:
         raise fail(f"names unknown sampling scheme {header['sampling']!r}")
     engine = header.get("engine", "tree")
     samples = header["sampling"] != "none"

@@ -84,6 +84,7 @@ from adapters.holdem.betting import DEAL, DECISION, SHOWDOWN
 from adapters.holdem.cards import board_mask, hand_index_table, hand_masks, private_hands, rank_hands
 from adapters.holdem.engine import HoldemEngine, rlcard_card
 from adapters.inputs import InputError
+from cfr_agents.solvers.hand_sweeps import fold, showdown
 from eval.aivat import AivatEstimate, AivatRecorder
 from eval.environments import PairSamples
 from eval.lbr_sampled import (
@@ -132,9 +133,6 @@ class HoldemAivat:
         self.rng = rng
         self.hands = private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards)
         self.masks = hand_masks(self.hands).astype(np.int64)
-        self.incidence = np.zeros((self.hands.shape[0], rules.deck_size))
-        """Which cards each hand holds, ``(H, deck)``."""
-        np.put_along_axis(self.incidence, self.hands, 1.0, axis=1)
         self.index = hand_index_table(self.hands, rules.deck_size)
         rounds = engine.betting.round.astype(np.int64)
         stake = engine.betting.spent.max(axis=1) * engine.payoff_scale
@@ -148,12 +146,15 @@ class HoldemAivat:
         self.gains = np.concatenate((np.ones(rules.num_rounds), np.zeros(rules.num_rounds)))
         """:math:`g`: the check-down value's gains by default (module docstring)."""
 
-    def range_margins(self, round_: int, board: IntArray, ranges: FloatArray) -> FloatArray:
+    def range_margins(
+        self, round_: int, board: IntArray, ranges: FloatArray, read: np.ndarray | None = None
+    ) -> FloatArray:
         r""":math:`R_v(o) = \sum_{o'} x_v(o')\, m(o, o')` on the board ``board`` of ``round_`` for each range
         :math:`x_v`, a row of ``ranges`` ``(V, H)``: :math:`m(o, o') = 2 e(o, o') - 1` is the margin of hand
         :math:`o` over :math:`o'` (its probability of winning the showdown, ties half, over every completion of the
         board outside both hands), and the sum runs over the hands that share no card with :math:`o` or the board.
-        Read for the hands where either range is positive only (0 elsewhere).
+        Read for the hands of the boolean mask ``read`` only (0 elsewhere), by default those where a range is
+        positive.
 
         With :math:`n` cards outside the board and :math:`s` still to come, the completions are all
         :math:`\binom{n}{s}` when that takes at most :data:`EXACT_EVALUATIONS` evaluations, else
@@ -164,7 +165,7 @@ class HoldemAivat:
         hands is a sum over completions of one sweep of the hands in order of strength
         (:func:`range_margins`)."""
         rules = self.engine.rules
-        rows = np.flatnonzero((ranges > 0.0).any(axis=0))
+        rows = np.flatnonzero((ranges > 0.0).any(axis=0) if read is None else read)
         size = sum(rules.board_cards) - board.shape[0]
         rest = np.setdiff1d(np.arange(rules.deck_size), board)
         everything = math.comb(rest.shape[0], size)
@@ -183,11 +184,13 @@ class HoldemAivat:
 
     def disjoint_sums(self, ranges: FloatArray) -> FloatArray:
         r""":math:`\sum_{o' \cap o = \emptyset} x_v(o')` for every hand :math:`o` and range :math:`x_v`, a row of
-        ``ranges`` ``(V, H)``: ``(V, H)``, by inclusion-exclusion over :math:`o`'s cards."""
-        k = self.engine.rules.num_hole_cards
-        by_card = ranges @ self.incidence  # (V, deck): the weight of the hands that hold each card
-        out: FloatArray = ranges.sum(axis=1)[:, None] - by_card[:, self.hands].sum(axis=2)
-        return out + ranges if k == 2 else out
+        ``ranges`` ``(V, H)``: ``(V, H)``, by inclusion-exclusion over :math:`o`'s cards (the public-tree kernel's
+        fold at payoff 1 with :math:`x_v` as the opponent's reach, :func:`cfr_agents.solvers.hand_sweeps.fold`)."""
+        out = np.empty(ranges.shape)
+        everywhere, card_sum = np.ones(ranges.shape[1]), np.empty(64)
+        for v in range(ranges.shape[0]):
+            fold(np.ascontiguousarray(ranges[v]), self.hands, card_sum, 1.0, everywhere, out[v])
+        return out
 
     def history_value(self, history: Sequence[int], payoff_seat: int, known_seat: int) -> float:
         r""":math:`\hat u_p(z)` of the hand whose universal_poker history is ``history`` (each player's hole cards,
@@ -278,8 +281,11 @@ class HoldemAivat:
         beta[0] -= delta[:, None]
         pairs = self.disjoint_sums(weights[::-1])  # sum over the other seat's hands paired with each hand
         total = -((beta * (weights * pairs)[:, None, :]).sum(axis=(0, 2)))
+        asked = 2 if self.other is not None else 1  # R'_r weighs the other seat's corrections only
+        read = np.asarray((weights > 0.0).any(axis=0))
         for r in range(round_ + 1):
-            margins = self.range_margins(r, engine.board(hand.cards, r), weights[::-1])  # R_r(o), R'_r(o')
+            margins = np.zeros(weights.shape)  # R_r(o), R'_r(o')
+            margins[:asked] = self.range_margins(r, engine.board(hand.cards, r), weights[::-1][:asked], read)
             margins[1] *= -1.0  # m(o, o') = -m(o', o)
             total -= (alpha[:, r] * (weights * margins)[:, None, :]).sum(axis=(0, 2))
         parts = total / float((weights[0] * pairs[0]).sum())  # sum_(o, o') W(o, o') x(o, o') / sum W(o, o')
@@ -325,10 +331,12 @@ class _Hand:
 
 CHUNKS: Final = 8
 """Parts the completions of :func:`range_margins` fall into, summed in order: a fixed number, so that the sums do not
-depend on the threads that run them."""
+depend on the threads that run them, nor on whether threads run them at all."""
+PARALLEL_EVALUATIONS: Final = 100_000
+"""The hand evaluations (completions x hands) from which :func:`range_margins` runs its parts on threads: below, the
+threads cost more than they save."""
 
 
-@njit(cache=True, parallel=True)
 def range_margins(
     hands: IntArray, masks: IntArray, board: IntArray, completions: IntArray, ranges: FloatArray, num_suits: int
 ) -> FloatArray:
@@ -336,69 +344,87 @@ def range_margins(
     \rho(o' B c))` for every hand ``o`` of ``hands`` ``(H, k)`` (bit masks ``masks``, :math:`k \le 2`) and every
     range ``x_v``, a row of ``ranges`` ``(V, H)``, over the ``completions`` ``(C, t)`` of ``board`` (sets of cards
     outside it), the inner sum over the hands :math:`o'` that share no card with :math:`o`, :math:`B` or :math:`c`:
-    ``(V, H)``. Each completion ranks every hand once and sweeps them in order of rank, keeping the weight of the
-    hands met so far and of those holding each card: the weight below :math:`o` sharing no card with it is the
-    total less the weight holding one of :math:`o`'s cards (card removal by inclusion-exclusion: with two cards,
-    :math:`o` itself is the one hand holding both). So a completion costs :math:`O(H \log H + VH)`, not
-    :math:`O(VH^2)`, and :math:`\text{below} - \text{above} = \text{below} + \text{below or equal} -
-    \text{all}`. The completions fall into :data:`CHUNKS` parts run in parallel and summed in order."""
-    count_hands, count_ranges, k = hands.shape[0], ranges.shape[0], hands.shape[1]
-    parts = np.zeros((CHUNKS, count_ranges, count_hands))
-    base = np.int64(0)
-    for card in board:
-        base |= np.int64(1) << card
-    m, n = board.shape[0], completions.shape[0]
-    first, last = hands[:, 0], hands[:, k - 1]  # o's cards (the same card twice when k = 1)
-    for chunk in prange(CHUNKS):
-        out = parts[chunk]
-        full = np.empty(m + completions.shape[1], dtype=np.int64)
-        full[:m] = board
-        live = np.empty(count_hands, dtype=np.int64)
-        total = np.empty(count_ranges)
-        by_card = np.empty((count_ranges, 64))
-        for c in range(chunk * n // CHUNKS, (chunk + 1) * n // CHUNKS):
-            dealt = base
-            for j in range(completions.shape[1]):
-                full[m + j] = completions[c, j]
-                dealt |= np.int64(1) << completions[c, j]
-            ranks = rank_hands(hands, full, num_suits)
-            count = 0
-            for h in range(count_hands):
-                if (masks[h] & dealt) == 0:
-                    live[count] = h
-                    count += 1
-            order = live[:count][np.argsort(ranks[live[:count]])]
-            total[:] = 0.0
-            by_card[:] = 0.0
-            start = 0
-            while start < count:  # a rank at a time: o's "below" before its rank is added, "below or equal" after
-                stop = start
-                while stop < count and ranks[order[stop]] == ranks[order[start]]:
-                    stop += 1
-                for i in range(start, stop):
-                    h, a, b = order[i], first[order[i]], last[order[i]]
-                    for v in range(count_ranges):
-                        out[v, h] += total[v] - by_card[v, a] - (by_card[v, b] if k == 2 else 0.0)
-                for i in range(start, stop):
-                    h, a, b = order[i], first[order[i]], last[order[i]]
-                    for v in range(count_ranges):
-                        total[v] += ranges[v, h]
-                        by_card[v, a] += ranges[v, h]
-                        if k == 2:
-                            by_card[v, b] += ranges[v, h]
-                for i in range(start, stop):  # o is counted now: with two cards, subtracted twice, added back once
-                    h, a, b = order[i], first[order[i]], last[order[i]]
-                    for v in range(count_ranges):
-                        out[v, h] += total[v] - by_card[v, a] - (by_card[v, b] - ranges[v, h] if k == 2 else 0.0)
-                start = stop
-            for i in range(count):  # less "all"
-                h, a, b = order[i], first[order[i]], last[order[i]]
-                for v in range(count_ranges):
-                    out[v, h] -= total[v] - by_card[v, a] - (by_card[v, b] - ranges[v, h] if k == 2 else 0.0)
+    ``(V, H)``. Each completion ranks every hand once, and the inner sum is the public-tree kernel's showdown at
+    stake 1 with :math:`x_v` as the opponent's reach (:func:`cfr_agents.solvers.hand_sweeps.showdown`: one sweep
+    of the hands in order of rank with card removal), so a completion costs :math:`O(H \log H + VH)`, not
+    :math:`O(VH^2)`. The completions fall into :data:`CHUNKS` parts (:func:`_margins_part`), run on threads from
+    :data:`PARALLEL_EVALUATIONS` evaluations on, and summed in order: the same sums either way."""
+    parts = np.zeros((CHUNKS, ranges.shape[0], hands.shape[0]))
+    run = _parts_on_threads if completions.shape[0] * hands.shape[0] >= PARALLEL_EVALUATIONS else _parts_in_turn
+    run(hands, masks, board, completions, ranges, num_suits, parts)
     summed: FloatArray = parts[0].copy()
     for chunk in range(1, CHUNKS):
         summed += parts[chunk]
     return summed
+
+
+@njit(cache=True, parallel=True)
+def _parts_on_threads(
+    hands: IntArray,
+    masks: IntArray,
+    board: IntArray,
+    completions: IntArray,
+    ranges: FloatArray,
+    num_suits: int,
+    parts: FloatArray,
+) -> None:
+    for chunk in prange(CHUNKS):
+        _margins_part(hands, masks, board, completions, ranges, num_suits, chunk, parts[chunk])
+
+
+@njit(cache=True)
+def _parts_in_turn(
+    hands: IntArray,
+    masks: IntArray,
+    board: IntArray,
+    completions: IntArray,
+    ranges: FloatArray,
+    num_suits: int,
+    parts: FloatArray,
+) -> None:
+    for chunk in range(CHUNKS):
+        _margins_part(hands, masks, board, completions, ranges, num_suits, chunk, parts[chunk])
+
+
+@njit(cache=True)
+def _margins_part(
+    hands: IntArray,
+    masks: IntArray,
+    board: IntArray,
+    completions: IntArray,
+    ranges: FloatArray,
+    num_suits: int,
+    chunk: int,
+    out: FloatArray,
+) -> None:
+    """Part ``chunk`` of :func:`range_margins`' sums, over its share of the completions, into ``out`` ``(V, H)``."""
+    count_hands = hands.shape[0]
+    base = np.int64(0)
+    for card in board:
+        base |= np.int64(1) << card
+    m, n = board.shape[0], completions.shape[0]
+    full = np.empty(m + completions.shape[1], dtype=np.int64)
+    full[:m] = board
+    live = np.empty(count_hands)
+    reach = np.empty(count_hands)
+    margin = np.empty(count_hands)
+    card_sum = np.empty(64)
+    for c in range(chunk * n // CHUNKS, (chunk + 1) * n // CHUNKS):
+        dealt = base
+        for j in range(completions.shape[1]):
+            full[m + j] = completions[c, j]
+            dealt |= np.int64(1) << completions[c, j]
+        for h in range(count_hands):
+            live[h] = 1.0 if (masks[h] & dealt) == 0 else 0.0
+        ranks = rank_hands(hands, full, num_suits)
+        order = np.argsort(ranks)
+        ordered = ranks[order]
+        for v in range(ranges.shape[0]):
+            for h in range(count_hands):
+                reach[h] = ranges[v, h] * live[h]
+            showdown(reach, hands, order, ordered, card_sum, 1.0, live, margin)  # W(o) - L(o)
+            for h in range(count_hands):
+                out[v, h] += margin[h]
 
 
 def cross_fitted(parts: FloatArray, prior: FloatArray) -> FloatArray:

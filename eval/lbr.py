@@ -20,8 +20,8 @@ every round before :math:`R` (the paper's variants that only call while the rang
 hand LBR may hold up to card removal, so one sweep over the hands sorted by strength gives :math:`w` for all of
 LBR's hands at once: :math:`w(h) = \tfrac12 + (W(h) - L(h)) / (2 N(h))`, where :math:`W` and :math:`L` are the
 range's reach on weaker and on stronger hands that share no card with :math:`h` and :math:`N` its reach on all such
-hands, summed over the rest of the board (:func:`~cfr_agents.public_tree.kernels.showdown` and
-:func:`~cfr_agents.public_tree.kernels.fold`, with the boards of later rounds gathered as the engine gathers
+hands, summed over the rest of the board (:func:`~cfr_agents.solvers.hand_sweeps.showdown` and
+:func:`~cfr_agents.solvers.hand_sweeps.fold`, with the boards of later rounds gathered as the engine gathers
 values). :math:`f(h)` is the same card-removal sum of :math:`\pi(o)\,\sigma(I'_o, \text{fold})` over that of
 :math:`\pi(o)`. LBR is thus a pure strategy over the whole public tree (:func:`lbr_strategy`), and its value
 against the agent is computed exactly by the engine (:func:`local_best_response`), beside the agent's exact
@@ -49,9 +49,9 @@ from adapters.holdem.rules import limit_rules
 from adapters.inputs import InputError, ParameterError
 from adapters.openspiel import PREFIX
 from cfr_agents.public_tree.engine import Engine, FloatArray, own_placement, profile, uniform_strategy
-from cfr_agents.public_tree.kernels import fold, showdown
 from cfr_agents.public_tree.strategy_file import PublicStrategy
 from cfr_agents.public_tree.tree import PublicTree, build_public_tree
+from cfr_agents.solvers.hand_sweeps import fold, showdown
 from eval.environments import OpenSpielPolicy, PairSamples, draw
 from eval.holdem import Placed, batched, check_name, hand_strategy, is_batched, on_public_tree, strategy_array, tree_for
 from eval.lbr_sampled import (

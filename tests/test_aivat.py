@@ -16,6 +16,7 @@ import pytest
 import eval.match
 from cfr_agents import make_solver
 from cfr_agents.tree import CompiledTree, FloatArray
+from eval.agents import on_public_tree
 from eval.aivat import Aivat, edge_weights, self_play_values
 from eval.head_to_head import exact_head_to_head, seated_profile
 from eval.match import Agents, MatchSpec, play_scored
@@ -45,11 +46,16 @@ def terminal_paths(t: CompiledTree) -> list[list[int]]:
     return paths
 
 
+def incoming_edges(t: CompiledTree) -> np.ndarray:
+    """The edge into each node (-1 at the root)."""
+    incoming = np.full(t.node_kind.shape[0], -1, dtype=np.int64)
+    incoming[t.child_node] = np.arange(t.child_node.shape[0])
+    return incoming
+
+
 def reach(t: CompiledTree, path: list[int], profile: FloatArray) -> float:
     """The probability of the path when both seats play ``profile`` and chance plays its odds."""
-    weights = edge_weights(t, profile)
-    incoming = {int(child): edge for edge, child in enumerate(t.child_node.tolist())}
-    return float(np.prod([weights[incoming[node]] for node in path[1:]]))
+    return float(np.prod(edge_weights(t, profile)[incoming_edges(t)[path[1:]]]))
 
 
 @pytest.mark.parametrize("game_id", [KUHN, *LEDUC_GAMES])
@@ -201,8 +207,14 @@ def one_line_error(argv: list[str]) -> str:
 
 
 def test_aivat_on_a_public_tree_game_asks_the_holdem_engine() -> None:
-    """FHP runs on its public tree: AIVAT scores its hands on the hold'em engine (:mod:`eval.aivat_holdem`)."""
-    run = run_cli(["match", "random", "random", "--game", "fhp", "--hands", "10", "--aivat", "--json"])
+    """A hold'em game past 12 cards (as FHP) runs on its public tree: AIVAT scores its hands on the hold'em engine
+    (:mod:`eval.aivat_holdem`). Sixteen cards, two hole cards each: a public tree built in a second."""
+    game = (
+        "openspiel:universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=100 50,firstPlayer=2 1,numSuits=4,"
+        "numRanks=4,numHoleCards=2,numBoardCards=0 1,raiseSize=100 100,maxRaises=1 1)"
+    )
+    assert on_public_tree(game)
+    run = run_cli(["match", "random", "random", "--game", game, "--hands", "10", "--aivat", "--json"])
     assert run.status == 0, run.err
     aivat = json.loads(run.out)["aivat"]
     assert aivat["known"] == "random" and aivat["hands"] == 10

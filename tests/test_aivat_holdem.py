@@ -29,7 +29,7 @@ from eval.lbr_sampled import BoolArray, IntArray, RangeQuery, RLCardRange, Unifo
 from eval.match import rlcard_seat
 from eval.opponents import load_opponent
 from tests.support import run_cli, tree
-from tests.test_aivat import random_strategy, reach, terminal_paths
+from tests.test_aivat import incoming_edges, random_strategy, reach, terminal_paths
 
 GAME = (
     "openspiel:universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=100 50,firstPlayer=2 1,numSuits=2,"
@@ -52,8 +52,7 @@ class EveryHand:
 
 def history(t: CompiledTree, path: list[int]) -> list[int]:
     """The ids applied along ``path`` (root first): OpenSpiel's history of the terminal."""
-    incoming = {int(child): edge for edge, child in enumerate(t.child_node.tolist())}
-    return [int(t.child_action[incoming[node]]) for node in path[1:]]
+    return [int(action) for action in t.child_action[incoming_edges(t)[path[1:]]]]
 
 
 def strategy_query(t: CompiledTree, strategy: FloatArray, path: Path, game: str = GAME) -> RangeQuery:
@@ -172,7 +171,11 @@ def test_range_margins_are_the_pairs_margins_summed(monkeypatch: pytest.MonkeyPa
         expected = brute_force_margins(aivat, board, ranges)
         expected[:, unread] = 0.0
         assert np.abs(expected).max() > 0.1
-        assert aivat.range_margins(round_, board, ranges) == pytest.approx(expected, abs=1e-12)
+        in_turn = aivat.range_margins(round_, board, ranges)
+        assert in_turn == pytest.approx(expected, abs=1e-12)
+        with monkeypatch.context() as threads:  # the parts on threads: the same sums, bit for bit
+            threads.setattr(aivat_holdem, "PARALLEL_EVALUATIONS", 0)
+            assert np.array_equal(aivat.range_margins(round_, board, ranges), in_turn)
     hands = [set(hand) for hand in aivat.hands.tolist()]
     pairs = [
         [sum(ranges[v, j] for j, theirs in enumerate(hands) if not mine & theirs) for mine in hands] for v in (0, 1)

@@ -283,3 +283,10 @@ def test_a_stop_rule_out_of_its_range_is_refused_by_the_library(field: str, valu
     with pytest.raises(InputError, match=message):
         given: dict[str, Any] = {field: value}
         StopRule(**given)
+
+
+def test_public_chance_sampling_without_an_abstraction_is_refused(tmp_path: Path) -> None:
+    argv = ["train", "--game", KUHN, "--algo", "cfr", "--iterations", "5", "--sampling", "public-chance"]
+    status, _, err = run_cli([*argv, "--out", str(tmp_path / "p.json")])
+    assert status == 2 and err.count("\n") == 1, err
+    assert "--sampling public-chance walks vectors over the private hands" in err and "(--abstraction DIR)" in err

@@ -49,10 +49,10 @@ def train(abstraction: Path, *options: str) -> tuple[int, str, str]:
     return status, out, err
 
 
-def checkpointed(abstraction: Path, folder: Path, iterations: int) -> Path:
+def checkpointed(abstraction: Path, folder: Path, iterations: int, *extra: str) -> Path:
     """``folder/c.npz``, the checkpoint of a run of ``iterations`` iterations (its strategy ``folder/a.npz``)."""
     options = ("--iterations", str(iterations), "--out", str(folder / "a.npz"), "--checkpoint", str(folder / "c.npz"))
-    assert train(abstraction, *options)[0] == 0
+    assert train(abstraction, *options, *extra)[0] == 0
     return folder / "c.npz"
 
 
@@ -60,14 +60,16 @@ def assert_refused(status: int, err: str, message: str) -> None:
     assert status == 2 and message in err and len(err.strip().splitlines()) == 1, err
 
 
-def test_a_resumed_run_writes_the_strategy_a_whole_run_writes(abstraction: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sampling", ["external", "public-chance"])
+def test_a_resumed_run_writes_the_strategy_a_whole_run_writes(abstraction: Path, tmp_path: Path, sampling: str) -> None:
     """The deal depends on the generator's state alone, which the checkpoint holds."""
-    checkpoint = checkpointed(abstraction, tmp_path, 3000)
+    checkpoint = checkpointed(abstraction, tmp_path, 3000, "--sampling", sampling)
     saved = read_checkpoint(checkpoint)
     assert isinstance(saved, Checkpoint) and saved.engine == "abstraction"
     resume = ["train", "--resume", str(checkpoint), "--iterations", "6000", "--out", str(tmp_path / "b.npz"), "--quiet"]
     assert run_cli(resume)[0] == 0
-    assert train(abstraction, "--iterations", "6000", "--out", str(tmp_path / "whole.npz"))[0] == 0
+    whole = ("--iterations", "6000", "--out", str(tmp_path / "whole.npz"), "--sampling", sampling)
+    assert train(abstraction, *whole)[0] == 0
     assert (tmp_path / "b.npz").read_bytes() == (tmp_path / "whole.npz").read_bytes()
 
 

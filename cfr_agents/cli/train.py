@@ -60,7 +60,7 @@ from cfr_agents.solvers.sampling.scale_out import (
 from cfr_agents.solvers.update_rule import ALPHA, BETA, GAMMA, UpdateRule
 from cfr_agents.training import NASH_CONV_TARGET, SECONDS, StopRule, Trainable, TrainingRun, curve_csv, train
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
-from eval.train_report import engine_nash_conv, nash_conv, scores_exactly, train_report
+from eval.train_report import engine_nash_conv, nash_conv, scores_exactly, scoring_bytes, train_report
 
 ENGINES = ("auto", "tree", "public-tree")
 SCALE_OUT = ("workers", "batches", "batch_iterations", "ray")
@@ -552,11 +552,13 @@ _NOT_PUBLIC = (
 
 def _peak_bytes(tree: CompiledTree | PublicTree | AbstractGame | EngineGame, where: Workers | None = None) -> int:
     """The memory training on ``tree`` needs at its peak: full-game CFR's on a public tree, MCCFR's tables and the
-    abstraction on an abstract game, and in rounds on ``where`` the workers' too."""
+    abstraction on an abstract game with what scoring its strategy on the game's public tree adds, and in rounds
+    on ``where`` the workers' too."""
     if isinstance(tree, PublicTree):
         return peak_bytes(tree)
     assert not isinstance(tree, EngineGame), "neural CFR on the engine holds no tables"
-    return table_bytes(tree) if where is None else scale_out_bytes(tree, where)
+    tables = table_bytes(tree) if where is None else scale_out_bytes(tree, where)
+    return tables + scoring_bytes(tree) if isinstance(tree, AbstractGame) else tables
 
 
 def _mbb(value: float, tree: CompiledTree | PublicTree | AbstractGame | EngineGame) -> str:

@@ -23,7 +23,7 @@ from cfr_agents.solvers import (
     predictive_dcfr_plus,
 )
 from cfr_agents.solvers.full_tree import FullTreeSolver
-from cfr_agents.solvers.sampling import SAMPLING_CHOICES, SCHEMES, SampledSolver
+from cfr_agents.solvers.sampling import ALL_SCHEMES, SAMPLING_CHOICES, SCHEMES, SampledSolver
 from cfr_agents.solvers.update_rule import UpdateRule
 from cfr_agents.tree import CompiledTree, compile_tree
 
@@ -56,7 +56,8 @@ def make_solver(
 ) -> Solver:
     """A solver of ``algorithm`` (one of :data:`ALGORITHMS`); ``rule`` overrides its parameters.
 
-    ``sampling`` is ``"none"`` (full tree) or a scheme of :data:`SCHEMES`, which draws from ``rng``
+    ``sampling`` is ``"none"`` (full tree) or a scheme of :data:`ALL_SCHEMES` (on a compiled tree, of
+    :data:`SCHEMES`), which draws from ``rng``
     (required) and takes an ``averaging`` mode, ``chance_draws`` (``"independent"`` or ``"stratified"``)
     and, for ``"outcome"``, an exploration ``epsilon``. An abstract game (limit hold'em through a card
     abstraction) is sampled only.
@@ -87,6 +88,7 @@ def make_solver(
 
 __all__ = [
     "ALGORITHMS",
+    "ALL_SCHEMES",
     "SAMPLING_CHOICES",
     "SCHEMES",
     "TUNABLE",

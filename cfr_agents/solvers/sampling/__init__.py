@@ -13,14 +13,16 @@ owed by rows a traversal does not reach are paid when it next does
 (:mod:`~cfr_agents.solvers.sampling.kernel_support`), so the result equals discounting every row
 every iteration.
 
-============ =========================================== ================================
-scheme       paper                                       averaging (first = default)
-============ =========================================== ================================
-``chance``   Zinkevich et al. 2007; Lanctot et al. 2009  ``reach``
-``external`` Lanctot et al. 2009                         ``simple``, ``full``
-``outcome``  Lanctot et al. 2009 (epsilon-greedy)        ``stochastic``, ``optimistic``
-``pure``     Gibson 2014; Wolff & Tan                    ``sampled``
-============ =========================================== ================================
+================= =========================================== ================================
+scheme            paper                                       averaging (first = default)
+================= =========================================== ================================
+``chance``        Zinkevich et al. 2007; Lanctot et al. 2009  ``reach``
+``external``      Lanctot et al. 2009                         ``simple``, ``full``
+``outcome``       Lanctot et al. 2009 (epsilon-greedy)        ``stochastic``, ``optimistic``
+``pure``          Gibson 2014; Wolff & Tan                    ``sampled``
+``public-chance`` Johanson et al. 2012 (abstract hold'em      ``reach``
+                  games only: vectors over the private hands)
+================= =========================================== ================================
 
 Every scheme draws chance outcomes independently at each chance node (``chance_draws="independent"``,
 as the papers do) or from one stratified uniform per traversal (``"stratified"``: randomised
@@ -44,7 +46,7 @@ from adapters.inputs import InputError, Interval, ParameterError
 from cfr_agents.abstract_game import AbstractGame
 from cfr_agents.policy import Policy
 from cfr_agents.solvers.full_tree import normalise
-from cfr_agents.solvers.sampling import chance, external, kernel_support, outcome, pure
+from cfr_agents.solvers.sampling import chance, external, kernel_support, outcome, public_chance, pure
 from cfr_agents.solvers.sampling.deals import holdem_kernel
 from cfr_agents.solvers.sampling.kernel_support import KernelTree
 from cfr_agents.solvers.update_rule import UpdateRule
@@ -76,16 +78,21 @@ SCHEMES: dict[str, Scheme] = {
         Scheme("pure", pure, ("sampled",)),
     )
 }
-SAMPLING_CHOICES = ("none", *SCHEMES)
+"""The schemes of every game: a compiled tree or an abstract hold'em game."""
+PUBLIC_CHANCE = "public-chance"
+HAND_SCHEMES: dict[str, Scheme] = {PUBLIC_CHANCE: Scheme(PUBLIC_CHANCE, public_chance, ("reach",))}
+"""The schemes that walk vectors over the private hands: abstract hold'em games only."""
+ALL_SCHEMES = {**SCHEMES, **HAND_SCHEMES}
+SAMPLING_CHOICES = ("none", *ALL_SCHEMES)
 
 
 def check_sampling(
     sampling: str, rule: UpdateRule, averaging: str | None, epsilon: float | None, chance_draws: str | None = None
 ) -> None:
     """Refuse what cannot be combined, with a one-line reason."""
-    if sampling not in SCHEMES:
+    if sampling not in ALL_SCHEMES:
         raise InputError(f"unknown sampling scheme {sampling!r}; choose from {', '.join(SAMPLING_CHOICES)}")
-    scheme = SCHEMES[sampling]
+    scheme = ALL_SCHEMES[sampling]
     if rule.predictive:
         raise ParameterError(
             "predictive CFR+ needs the full instantaneous regret vector of every infoset each iteration; "
@@ -206,10 +213,15 @@ class SampledSolver:
         check_sampling(sampling, rule, averaging, epsilon, chance_draws)
         if isinstance(tree, AbstractGame):
             check_abstract(sampling, averaging, chance_draws)
+        elif sampling == PUBLIC_CHANCE:
+            raise ParameterError(
+                "{sampling} public-chance walks vectors over the private hands of a hold'em game; "
+                "train through a card abstraction ({abstraction} DIR)"
+            )
         self.tree = tree
         self.rule = rule
         self.algorithm = algorithm
-        self.scheme = SCHEMES[sampling]
+        self.scheme = ALL_SCHEMES[sampling]
         self.averaging = averaging or self.scheme.averaging[0]
         self.epsilon = (DEFAULT_EPSILON if epsilon is None else epsilon) if sampling == "outcome" else None
         self.chance_draws = chance_draws or CHANCE_DRAWS[0]

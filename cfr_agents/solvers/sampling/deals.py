@@ -28,7 +28,7 @@ from numba import njit, types
 from numba.extending import overload
 
 from adapters.holdem.betting import DEAL, DECISION, FOLD, SHOWDOWN
-from adapters.holdem.cards import cards_rank
+from adapters.holdem.cards import cards_rank, hand_masks, private_hands
 from adapters.holdem.engine import HoldemEngine
 from cfr_agents.abstract_game import AbstractGame
 from cfr_agents.abstraction import AbstractionTables, bucket_of
@@ -65,6 +65,11 @@ class HoldemDeal(NamedTuple):
     """int64 ``(2, R)``: :math:`b_i(r)`."""
     sign: np.ndarray
     r"""float64 ``(2,)``: :math:`s_i`."""
+    hands: np.ndarray
+    """int64 ``(H, k)``: every private hand (:func:`~adapters.holdem.cards.private_hands`), for the schemes that
+    walk vectors over them (:mod:`~cfr_agents.solvers.sampling.public_chance`)."""
+    hand_masks: np.ndarray
+    """int64 ``(H,)``: the bit mask of each hand's cards."""
 
 
 def infoset_at(nodes: np.ndarray, node: int, player: int, deal: Any) -> int:
@@ -211,6 +216,7 @@ def holdem_kernel(game: AbstractGame) -> KernelTree:
     betting, rules = engine.betting, engine.rules
     nodes, values, cdf, depth_bound = betting_kernel(engine, game.row_base)
     k = rules.num_hole_cards
+    hands = private_hands(rules.num_ranks, rules.num_suits, k)
     deal = HoldemDeal(
         round=betting.round.astype(np.int64),
         showdown=betting.kind == SHOWDOWN,
@@ -222,5 +228,7 @@ def holdem_kernel(game: AbstractGame) -> KernelTree:
         cards=np.zeros(2 * k + sum(rules.board_cards), dtype=np.int64),
         bucket=np.zeros((2, rules.num_rounds), dtype=np.int64),
         sign=np.zeros(2),
+        hands=hands,
+        hand_masks=hand_masks(hands).astype(np.int64),
     )
     return nodes, values, cdf, depth_bound, deal

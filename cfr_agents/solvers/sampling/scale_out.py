@@ -76,7 +76,7 @@ from adapters import load_game
 from adapters.inputs import ParameterError
 from cfr_agents.abstract_game import AbstractGame
 from cfr_agents.jobs import Executor, LocalPool, RayExecutor
-from cfr_agents.solvers.sampling import CHANCE_DRAWS, SCHEMES, SampledSolver, kernel_seeds, kernel_tree, table_bytes
+from cfr_agents.solvers.sampling import ALL_SCHEMES, CHANCE_DRAWS, SampledSolver, kernel_seeds, kernel_tree, table_bytes
 from cfr_agents.solvers.sampling.deals import holdem_kernel
 from cfr_agents.solvers.sampling.kernel_support import (
     NUM_SCALARS,
@@ -165,7 +165,7 @@ def run_batch(
     words, shift = kernel_seeds(generator, tree[1].shape[1])
     no_rows = np.zeros((0, 2))  # is_delayed: the batch owes and keeps no discounts
     state = (delta, snapshot, average, no_rows, np.zeros(0), np.zeros(NUM_SCALARS), words, shift)
-    SCHEMES[scheme].kernel.run(iterations, tree, state, options)
+    ALL_SCHEMES[scheme].kernel.run(iterations, tree, state, options)
 
 
 @lru_cache(maxsize=2)
