@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALL := $(BIN)/pip install --quiet
 # `make test` runs the default suite in this many processes (pytest-xdist; the tests of one file run in one); the slow
-# suite runs in one, as some of its solves take half the machine's memory.
+# suite runs in one, as some of its solves take half the machine's memory. The slowest tests are listed at the end.
 TEST_WORKERS ?= 2
 
 # The shipped trained opponents join the demo tournament when their model files are present.
@@ -50,7 +50,7 @@ demo: $(VENV)/.demo
 	$(BIN)/cfr-agents plot strategy out/rlcard_leduc.json --line call:raise:call:SK:check:raise --out out/strategy_line.png
 
 test: $(VENV)/.test lint docs
-	$(BIN)/python -m pytest -m "not slow" -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -m "not slow" -n $(TEST_WORKERS) --dist loadfile --durations=15
 
 test-slow: $(VENV)/.test
 	$(BIN)/python -m pytest -m slow --hypothesis-profile=slow

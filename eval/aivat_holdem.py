@@ -48,7 +48,8 @@ observations: :math:`\hat u_p` computed with :math:`K` holding each hand :math:`
 its hands :math:`o'` are imagined as well, with :math:`w'(o') \propto \prod_t \tau(a_t \mid h_t, o')`, and the
 estimate averages over the pairs with :math:`W(o, o') = w(o)\, w'(o')` over the pairs that share no card with each
 other or the board: the expectation given the public history, free of both seats' card luck. An agent asked hand by
-hand (RLCard's models, OpenSpiel policies) is asked for the hand it holds only, its weights one-hot.
+hand is imagined too when that is cheap (RLCard's rule agents: :attr:`~eval.lbr_sampled.PerHandQuery.imaginable`);
+others (RLCard's networks, OpenSpiel policies) are asked for the hand they hold only, their weights one-hot.
 
 Over pairs, every correction is :math:`\alpha(o)\, m_r(o, o') + \beta(o)` or the same in :math:`o'`
 (:meth:`HoldemAivat.parts`), so the average needs each hand's margin against the other seat's weights,
@@ -123,11 +124,12 @@ class HoldemAivat:
         self.other = other
         """The other seat's agent, asked at the hands it may hold: its moves are corrected too; ``None``: they are
         not."""
-        self.imaginary = not isinstance(known, PerHandQuery)
+        self.imaginary = imagined(known)
         """Whether :math:`K`'s other private hands are imagined (module docstring): when it answers for every hand
-        at once; an agent asked hand by hand is asked for the hand it holds only."""
-        self.imagine_other = other is not None and not isinstance(other, PerHandQuery)
-        """Whether the other seat's private hands are imagined too: when its agent answers for every hand at once."""
+        at once, or is cheap to ask hand by hand; another agent asked hand by hand is asked for the hand it holds
+        only."""
+        self.imagine_other = other is not None and imagined(other)
+        """Whether the other seat's private hands are imagined too, on the same terms."""
         if rules.num_hole_cards > 2:
             raise InputError(f"AIVAT on the hold'em engine takes one or two hole cards, not {rules.num_hole_cards}")
         self.rng = rng
@@ -292,6 +294,12 @@ class HoldemAivat:
         parts[1:] *= -1.0  # x_{r+1}: the coefficient subtracted with g_r
         u = engine.payoffs(node, hand.cards)[payoff_seat]
         return u, parts if payoff_seat == known_seat else -parts
+
+
+def imagined(query: RangeQuery) -> bool:
+    """Whether AIVAT imagines the other hands of the agent ``query`` asks: one that answers for every hand at once,
+    or one asked hand by hand that is cheap to ask (:attr:`~eval.lbr_sampled.PerHandQuery.imaginable`)."""
+    return not isinstance(query, PerHandQuery) or query.imaginable
 
 
 @dataclass(frozen=True)

@@ -373,7 +373,8 @@ def known_scorer(
     on the hold'em engine, :class:`~eval.aivat_holdem.HoldemAivat` asking the agent that answers for every hand at
     once if one does, else ``A`` if it can be asked, else ``B`` (``rng`` drawing the boards of its sampled
     equities), and the other agent too if it can be asked (its other hands imagined when it answers for every hand
-    at once). Refused in one line when neither agent can be queried, or the game has neither."""
+    at once or is cheap to ask hand by hand). Refused in one line when neither agent can be queried, or the game
+    has neither."""
     check_aivat_game(game_id)
     engine = holdem_engine_of(game_id) if off_tree(game_id) else None
     if engine is not None:

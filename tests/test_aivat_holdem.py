@@ -300,3 +300,17 @@ def test_match_reports_aivat_on_rlcard_limit_holdem() -> None:
     assert aivat["known"] == "random" and aivat["hands"] == 40  # rule-v1 is asked hand by hand; random at once
     low, high = aivat["ci95"]
     assert low < aivat["mean"] < high
+
+
+def test_rlcards_rule_agent_has_its_hands_imagined_and_other_per_hand_agents_do_not() -> None:
+    """Asking RLCard's rule agent for every hand at a node is cheap: AIVAT imagines its other hands. Any other agent
+    asked hand by hand through RLCard's env is asked for the hand it holds only."""
+    engine = game_engine(LIMIT)
+    rules = engine.rules
+    hands = private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards)
+    rule = range_query(load_opponent("rlcard-limit-rule-v1", LIMIT).agent, engine, hands, "rule")
+    assert isinstance(rule, RLCardRange) and rule.imaginable
+    aivat = HoldemAivat(engine, UniformRange(engine, hands.shape[0]), np.random.default_rng(0), rule)
+    assert aivat.imaginary and aivat.imagine_other
+    other = RLCardRange(rule.agent, engine, hands, "asked hand by hand")
+    assert not HoldemAivat(engine, UniformRange(engine, hands.shape[0]), np.random.default_rng(0), other).imagine_other

@@ -31,13 +31,15 @@ from tests.test_train_abstraction import GAME, abstraction, assert_refused, trai
 __all__ = ["abstraction"]  # the fixture, shared: a directory holding holdem-8's lossless-preflop, 6-bucket abstraction
 
 
-def scaled(game: AbstractGame, algorithm: str, rounds: Rounds, workers: Workers, seed: int = 3) -> ScaleOutSolver:
-    solver = SampledSolver(game, ALGORITHMS[algorithm], algorithm, "external", np.random.default_rng(seed))
+def scaled(
+    game: AbstractGame, algorithm: str, rounds: Rounds, workers: Workers, seed: int = 3, sampling: str = "external"
+) -> ScaleOutSolver:
+    solver = SampledSolver(game, ALGORITHMS[algorithm], algorithm, sampling, np.random.default_rng(seed))
     return ScaleOutSolver(solver, seed, rounds, workers)
 
 
-def tables(abstraction: Path, workers: Workers, total: int) -> dict[str, np.ndarray]:
-    with scaled(AbstractGame.load(abstraction), "dcfr", Rounds(3, 200), workers) as solver:
+def tables(abstraction: Path, workers: Workers, total: int, sampling: str = "external") -> dict[str, np.ndarray]:
+    with scaled(AbstractGame.load(abstraction), "dcfr", Rounds(3, 200), workers, sampling=sampling) as solver:
         solver.run(total)
         return solver.state() | {"current": solver.current_strategy()}
 
@@ -48,9 +50,11 @@ def assert_same_bits(ours: dict[str, np.ndarray], theirs: dict[str, np.ndarray])
         assert ours[name].tobytes() == theirs[name].tobytes(), name
 
 
-def test_one_worker_and_two_give_the_same_tables(abstraction: Path) -> None:
+@pytest.mark.parametrize("sampling", ["external", "public-chance"])
+def test_one_worker_and_two_give_the_same_tables(abstraction: Path, sampling: str) -> None:
     """Three batches a round, so two workers split each round 2 + 1 and the slots are reused within a round."""
-    assert_same_bits(tables(abstraction, Workers(LocalPool(2)), 4), tables(abstraction, Workers(LocalPool(1)), 4))
+    two, one = (tables(abstraction, Workers(LocalPool(n)), 4, sampling) for n in (2, 1))
+    assert_same_bits(two, one)
 
 
 def test_ray_gives_the_same_tables_as_one_worker(local_ray: None, abstraction: Path) -> None:

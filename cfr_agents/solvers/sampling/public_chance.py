@@ -6,7 +6,7 @@ On the betting tree's nodes in order (parents first), the reaches are :math:`\pi
 :math:`\pi_p(d a, h) = \pi_p(d, h)\,\sigma^t(\operatorname{row}(d, b_r(h)), a)` at ``p``'s node :math:`d` of round
 :math:`r` (:mod:`~cfr_agents.abstract_game`: the row of :math:`d` and the bucket of :math:`h` on the board); then,
 backward, traverser :math:`i`'s counterfactual values over the opponent's hands :math:`h'` that share no card with
-:math:`h` or the board, by the public-tree kernels' sweeps (:mod:`cfr_agents.public_tree.kernels`):
+:math:`h` or the board, by the public-tree kernels' sweeps (:mod:`cfr_agents.solvers.hand_sweeps`):
 
 * fold: :math:`\tilde v(z, h) = u_i(z) \sum_{h' \cap h = \emptyset} \pi_{-i}(z, h')`;
 * showdown at stake :math:`s`: :math:`\tilde v(z, h) = s\,(W(h) - L(h))`, the opponent's reach on the weaker and
@@ -19,8 +19,9 @@ At :math:`i`'s node :math:`d`, each row's sampled regret sums its hands':
 and the update rule applies to it once (:func:`~.kernel_support.update_regrets`); the average takes
 :math:`C(\operatorname{row}, \cdot) \mathrel{+}= w_t \big(\sum_{h \to \operatorname{row}} \pi_i(d, h)\big)
 \sigma^t(\operatorname{row}, \cdot)` first. Every (hand, hand, board) deal is met with the same probability, so
-:math:`E[\tilde r^t] = r^t / \binom{n}{m}` (:math:`\binom{n}{m}` the boards): unbiased up to one constant, which
-regret matching and the normalised average do not see. With a lossless abstraction an iteration costs
+:math:`E[\tilde r^t] = c\, r^t`, with :math:`c` the number of deals over the number of boards :math:`\binom{n}{m}`
+(:math:`r^t` weighs each deal by its probability): unbiased up to one constant, which regret matching and the
+normalised average do not see. With a lossless abstraction an iteration costs
 :math:`O(N H)` for :math:`N` betting nodes and :math:`H` hands, against external sampling's one deal a traversal.
 """
 
