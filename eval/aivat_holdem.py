@@ -358,8 +358,11 @@ def range_margins(
     :math:`O(VH^2)`. The completions fall into :data:`CHUNKS` parts (:func:`_margins_part`), run on threads from
     :data:`PARALLEL_EVALUATIONS` evaluations on, and summed in order: the same sums either way."""
     parts = np.zeros((CHUNKS, ranges.shape[0], hands.shape[0]))
-    run = _parts_on_threads if completions.shape[0] * hands.shape[0] >= PARALLEL_EVALUATIONS else _parts_in_turn
-    run(hands, masks, board, completions, ranges, num_suits, parts)
+    if completions.shape[0] * hands.shape[0] >= PARALLEL_EVALUATIONS:
+        _parts_on_threads(hands, masks, board, completions, ranges, num_suits, parts)
+    else:
+        for chunk in range(CHUNKS):
+            _margins_part(hands, masks, board, completions, ranges, num_suits, chunk, parts[chunk])
     summed: FloatArray = parts[0].copy()
     for chunk in range(1, CHUNKS):
         summed += parts[chunk]
@@ -377,20 +380,6 @@ def _parts_on_threads(
     parts: FloatArray,
 ) -> None:
     for chunk in prange(CHUNKS):
-        _margins_part(hands, masks, board, completions, ranges, num_suits, chunk, parts[chunk])
-
-
-@njit(cache=True)
-def _parts_in_turn(
-    hands: IntArray,
-    masks: IntArray,
-    board: IntArray,
-    completions: IntArray,
-    ranges: FloatArray,
-    num_suits: int,
-    parts: FloatArray,
-) -> None:
-    for chunk in range(CHUNKS):
         _margins_part(hands, masks, board, completions, ranges, num_suits, chunk, parts[chunk])
 
 

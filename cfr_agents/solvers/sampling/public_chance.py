@@ -56,7 +56,7 @@ from cfr_agents.solvers.sampling.kernel_support import (
 @njit(cache=True, error_model="numpy")
 def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOptions) -> None:
     """``iterations`` iterations: a board, then a vector traversal for each player in turn."""
-    regret, current, cumulative, log_at, weight_at, scalars, rng, _shift = state
+    regret, current, cumulative, _log_at, weight_at, scalars, rng, _shift = state
     alpha, beta, gamma = options[0], options[1], options[2]
     nodes, values, _cdf, _depth, deal = tree
     hands = deal.hands
@@ -66,10 +66,12 @@ def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOp
     bucket = np.zeros((deal.board_end.shape[0], num_hands), dtype=np.int64)
     live = np.empty(num_hands)
     widest = int(deal.tables.num_buckets.max())
-    gathered = np.zeros((widest, regret.shape[1]))  # a row's summed regrets, by bucket
-    mass = np.zeros(widest)  # and its summed reach
-    seen = np.zeros(widest, dtype=np.bool_)
-    touched = np.empty(num_hands, dtype=np.int64)
+    scratch = (
+        np.zeros((widest, regret.shape[1])),
+        np.zeros(widest),
+        np.zeros(widest, dtype=np.bool_),
+        np.empty(num_hands, dtype=np.int64),
+    )
     card_sum = np.empty(64)
     for _ in range(iterations):
         begin_iteration(scalars, alpha, beta, gamma, cumulative, weight_at)
@@ -91,32 +93,56 @@ def run(iterations: int, tree: KernelTree, state: KernelState, options: KernelOp
                     for child in range(first, first + n):
                         out += value[child]
                 else:
-                    r, base = deal.round[node], nodes[node, INDEX]
-                    count_touched = 0
-                    for h in range(num_hands):
-                        if live[h] == 0.0:
-                            out[h] = 0.0
-                            continue
-                        b = bucket[r, h]
-                        v = 0.0
-                        for a in range(n):
-                            v += current[base + b, a] * value[first + a, h]  # v(d, h) = sum_a sigma q(da, h)
-                        out[h] = v
-                        if not seen[b]:
-                            seen[b] = True
-                            touched[count_touched] = b
-                            count_touched += 1
-                        for a in range(n):
-                            gathered[b, a] += value[first + a, h] - v  # r~(row, a) += q(da, h) - v(d, h)
-                        mass[b] += reach[node, player, h]
-                    for j in range(count_touched):
-                        b = touched[j]
-                        row = base + b
-                        add_average(cumulative, row, n, scalars[WEIGHT] * mass[b], current[row])  # C += w pi_i sigma^t
-                        update_regrets(regret, log_at, current, row, n, gathered[b], scalars, alpha, beta)
-                        gathered[b, :] = 0.0
-                        mass[b] = 0.0
-                        seen[b] = False
+                    _own_node(node, nodes, deal, bucket, live, reach[node, player], value, state, alpha, beta, scratch)
+
+
+@njit(cache=True, error_model="numpy")
+def _own_node(
+    node: int,
+    nodes: np.ndarray,
+    deal: HoldemDeal,
+    bucket: np.ndarray,
+    live: np.ndarray,
+    own: np.ndarray,
+    value: np.ndarray,
+    state: KernelState,
+    alpha: float,
+    beta: float,
+    scratch: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+) -> None:
+    r"""The traverser's node ``node`` (reach vector ``own``): :math:`\tilde v(d, h)` into ``value[node]``, then each
+    row it reaches gets the average's increment and its summed sampled regrets, once. ``scratch``: a row's summed
+    regrets and reach by bucket, whether a bucket is met, and the buckets met."""
+    regret, current, cumulative, log_at, _weight_at, scalars = state[:6]
+    gathered, mass, seen, touched = scratch
+    first, n = nodes[node, FIRST], nodes[node, COUNT]
+    r, base = deal.round[node], nodes[node, INDEX]
+    out = value[node]
+    count_touched = 0
+    for h in range(live.shape[0]):
+        if live[h] == 0.0:
+            out[h] = 0.0
+            continue
+        b = bucket[r, h]
+        v = 0.0
+        for a in range(n):
+            v += current[base + b, a] * value[first + a, h]  # v(d, h) = sum_a sigma q(da, h)
+        out[h] = v
+        if not seen[b]:
+            seen[b] = True
+            touched[count_touched] = b
+            count_touched += 1
+        for a in range(n):
+            gathered[b, a] += value[first + a, h] - v  # r~(row, a) += q(da, h) - v(d, h)
+        mass[b] += own[h]
+    for j in range(count_touched):
+        b = touched[j]
+        row = base + b
+        add_average(cumulative, row, n, scalars[WEIGHT] * mass[b], current[row])  # C += w pi_i sigma^t
+        update_regrets(regret, log_at, current, row, n, gathered[b], scalars, alpha, beta)
+        gathered[b, :] = 0.0
+        mass[b] = 0.0
+        seen[b] = False
 
 
 @njit(cache=True, error_model="numpy")
