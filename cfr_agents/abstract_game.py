@@ -136,8 +136,8 @@ class AbstractGame:
         """:math:`\\operatorname{row}(d, b)`."""
         return int(self.row_base[node]) + bucket
 
-    def uniform_strategy(self) -> NDArray[np.float64]:
-        """``(rows, 3)``: uniform over each row's legal actions."""
-        n = self.num_actions
+    def uniform_strategy(self, rows: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
+        """``(rows, 3)``: uniform over each row's legal actions; only ``rows``' when given."""
+        n = self.num_actions if rows is None else self.engine.betting.num_children[self.row_node[rows]].astype(np.int64)
         strategy = (np.arange(3)[None, :] < n[:, None]).astype(np.float64)
         return strategy / n[:, None]

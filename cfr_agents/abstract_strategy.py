@@ -103,23 +103,27 @@ class AbstractStrategy:
         return HoldemRLCardAgent(self.game.engine, self.at)
 
 
-def check_rows(game: AbstractGame, strategy: FloatArray) -> str | None:
-    """What is wrong with ``strategy`` as a ``(rows, 3)`` strategy of ``game``, or ``None``."""
+def check_rows(game: AbstractGame, strategy: FloatArray, chunk: int = 1 << 20) -> str | None:
+    """What is wrong with ``strategy`` as a ``(rows, 3)`` strategy of ``game``, or ``None``; read a ``chunk`` of
+    rows at a time, so that its temporaries stay small beside a strategy of gigabytes."""
     if strategy.shape != (game.num_rows, 3):
         return f"has shape {list(strategy.shape)}, not [{game.num_rows}, 3]"
-    legal = np.arange(3)[None, :] < game.num_actions[:, None]
-    total = strategy.sum(axis=1)
-    for problem, bad in (
-        ("a probability that is not finite", ~np.isfinite(strategy).all(axis=1)),
-        ("a negative probability", (strategy < 0).any(axis=1)),
-        ("a probability on an illegal action", (strategy * ~legal != 0).any(axis=1)),
-        ("probabilities summing to {total:.9g}", ~(np.abs(total - 1.0) <= ROW_TOLERANCE)),
-    ):
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            node = int(game.row_node[row])
-            where = f"betting {game.engine.betting.sequence[node]!r}, bucket {row - int(game.row_base[node])}"
-            return "has " + problem.format(total=total[row]) + f" at {where}"
+    for start in range(0, game.num_rows, chunk):
+        rows = strategy[start : start + chunk]
+        num_actions = game.engine.betting.num_children[game.row_node[start : start + chunk]]
+        legal = np.arange(3)[None, :] < num_actions[:, None]
+        total = rows.sum(axis=1)
+        for problem, bad in (
+            ("a probability that is not finite", ~np.isfinite(rows).all(axis=1)),
+            ("a negative probability", (rows < 0).any(axis=1)),
+            ("a probability on an illegal action", ((rows != 0) & ~legal).any(axis=1)),
+            ("probabilities summing to {total:.9g}", ~(np.abs(total - 1.0) <= ROW_TOLERANCE)),
+        ):
+            if bad.any():
+                row = start + int(np.flatnonzero(bad)[0])
+                node = int(game.row_node[row])
+                where = f"betting {game.engine.betting.sequence[node]!r}, bucket {row - int(game.row_base[node])}"
+                return "has " + problem.format(total=total[row - start]) + f" at {where}"
     return None
 
 

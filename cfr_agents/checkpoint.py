@@ -160,7 +160,7 @@ class Checkpoint(_Saved):
             )
         except InputError as error:
             raise CheckpointError(f"the checkpoint's solver settings do not combine: {error}") from None
-        expected = solver.state()
+        expected = solver.state(copy=False)
         if set(self.arrays) != set(expected):
             raise CheckpointError(f"the checkpoint holds arrays {sorted(self.arrays)}, expected {sorted(expected)}")
         for name, array in self.arrays.items():
@@ -215,7 +215,7 @@ def save_checkpoint(
 ) -> None:
     """Write ``solver``'s whole state to ``path`` atomically (``preset``: the name a neural solver's settings
     started from). A state holding a value that is not finite is refused, and nothing is written."""
-    state = solver.state()
+    state = solver.state(copy=False)
     for name, array in state.items():
         if not_finite(name, array):
             raise CheckpointError(

@@ -65,8 +65,9 @@ class Trainable(Protocol):
 
     def parameters(self) -> Mapping[str, object]: ...
 
-    def state(self) -> dict[str, np.ndarray]:
-        """The whole mutable state, as arrays: what a checkpoint holds."""
+    def state(self, *, copy: bool = True) -> dict[str, np.ndarray]:
+        """The whole mutable state, as arrays: what a checkpoint holds. With ``copy=False``, read-only views where
+        the state is large (:func:`~cfr_agents.tree.state_arrays`): they change with the next iteration."""
 
     def restore(self, state: Mapping[str, np.ndarray]) -> None: ...
 
@@ -180,7 +181,7 @@ def not_finite(name: str, array: np.ndarray) -> bool:
 
 def check_finite(solver: Trainable) -> None:
     """Refuse, in one line naming the solver and the array, a state holding a value that is not finite."""
-    for name, array in solver.state().items():
+    for name, array in solver.state(copy=False).items():
         if not_finite(name, array):
             raise InputError(
                 f"{solver.algorithm}: its {name!r} holds values that are not finite at iteration {solver.iteration}"

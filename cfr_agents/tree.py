@@ -46,6 +46,18 @@ from cfr_agents.tree_cache import entry_header, load_or_build
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
+
+def state_arrays(arrays: Mapping[str, NDArray[Any]], copy: bool) -> dict[str, NDArray[Any]]:
+    """A solver's state, what a checkpoint holds: copies of ``arrays``, or read-only views of them (no memory, but
+    they change with the solver's next iteration)."""
+    if copy:
+        return {name: array.copy() for name, array in arrays.items()}
+    views = {name: array.view() for name, array in arrays.items()}
+    for view in views.values():
+        view.flags.writeable = False
+    return views
+
+
 KIND_CHANCE, KIND_DECISION, KIND_TERMINAL = 0, 1, 2
 
 
@@ -153,9 +165,9 @@ class CompiledTree:
         groups = self.levels[player]
         return slice(groups[0][0], groups[-1][1]) if groups else slice(0, 0)
 
-    def uniform_strategy(self) -> FloatArray:
-        """``(N, A)`` uniform over legal actions."""
-        mask = self.action_mask.astype(np.float64)
+    def uniform_strategy(self, rows: IntArray | None = None) -> FloatArray:
+        """``(N, A)`` uniform over legal actions; only ``rows``' when given."""
+        mask = (self.action_mask if rows is None else self.action_mask[rows]).astype(np.float64)
         uniform: FloatArray = mask / mask.sum(axis=1, keepdims=True)
         return uniform
 

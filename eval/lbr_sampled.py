@@ -204,8 +204,9 @@ class PerHandQuery:
 
     imaginable = False
     """Whether asking it for every hand at a node costs little enough for AIVAT to imagine its other hands
-    (:mod:`eval.aivat_holdem`): RLCard's rule agents, 0.04 s for the 1,326 hands of a preflop node; not a network
-    run hand by hand (RLCard's NFSP, 0.62 s)."""
+    (:mod:`eval.aivat_holdem`): RLCard's rule agents, 0.04 s for the 1,326 hands of a preflop node, and RLCard's
+    NFSP and DQN, their network run once for all the hands; not a network run hand by hand (RLCard's NFSP through
+    ``eval_step``, 0.62 s)."""
 
     def __init__(self, engine: HoldemEngine, hands: IntArray, name: str) -> None:
         self.engine = engine
@@ -323,6 +324,9 @@ class RLCardRange(PerHandQuery):
         self.outcome = {rlcard_card(card): i for i, card in enumerate(self.game.deck)}
         """The adapter's chance outcome (RLCard's deck index) of each card id."""
         self.names = [[self.game.deck[self.outcome[int(card)]] for card in hand] for hand in hands]
+        self.batched = bool(getattr(agent, "batched", False))
+        """Whether the agent answers for many hands in one pass of its network (RLCard's NFSP and DQN,
+        :meth:`eval.opponents.nfsp.SeatedAgents.batch_probabilities`), not hand by hand through ``eval_step``."""
 
     def state(self, actions: Sequence[int], board: IntArray) -> Any:
         """The adapter's state after ``actions``, the board dealt where RLCard's engine deals it."""
@@ -355,6 +359,9 @@ class RLCardRange(PerHandQuery):
             raise InputError(f"RLCard's engine and the betting tree disagree on who acts after {list(actions)}")
         template = rlcard_env_state(self.env, state)
         names = list(template["raw_legal_actions"])
+        if self.batched:
+            self._answer_batched(template, legal, rows, out)
+            return
         with preserved_global_rng():
             for o in rows:
                 action, info = self.agent.eval_step(self.env_state(template, o))
@@ -368,6 +375,14 @@ class RLCardRange(PerHandQuery):
                     legal,
                     functools.partial(self._where, template, o),
                 )
+
+    def _answer_batched(self, template: Mapping[str, Any], legal: list[int], rows: list[int], out: FloatArray) -> None:
+        """:meth:`answer` with the network run once for every hand of ``rows``."""
+        ids = list(template["legal_actions"])
+        obs = np.stack([self.env_state(template, o)["obs"] for o in rows])
+        for o, row in zip(rows, self.agent.batch_probabilities(template, obs, ids), strict=True):
+            answer = {_RLCARD_IDS[self.game.actions[i]]: float(row[i]) for i in ids}
+            out[:, o] = self.column(answer, legal, functools.partial(self._where, template, o))
 
     def _where(self, template: Mapping[str, Any], row: int) -> str:
         raw = template["raw_obs"]
@@ -407,7 +422,7 @@ def range_query(agent: Agent, engine: HoldemEngine, hands: IntArray, name: str) 
         from eval.opponents.rlcard_builtin import RULE_AGENTS, FixedAgent
 
         per_hand = RLCardRange(agent.raw, engine, hands, name)
-        per_hand.imaginable = isinstance(agent.raw, tuple(RULE_AGENTS.values()))
+        per_hand.imaginable = per_hand.batched or isinstance(agent.raw, tuple(RULE_AGENTS.values()))
         return CardBlind(per_hand) if isinstance(agent.raw, RandomAgent | FixedAgent) else per_hand
     return OpenSpielRange(agent.openspiel_player(), engine, hands, name)
 

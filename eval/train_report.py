@@ -62,15 +62,15 @@ def scores_exactly(tree: CompiledTree | PublicTree | AbstractGame | EngineGame) 
 
 def scoring_bytes(game: AbstractGame) -> int:
     """About the bytes :func:`nash_conv` adds on top of the solver's tables while it scores a strategy of ``game``
-    (0 when nothing scores it, :func:`scores_exactly`), in float64: the normalised average and a temporary as large
-    (three numbers a row each), the strategy placed on the public tree (a number per node, action and hand), the
-    engine's vectors over hands at deal slots and segment entries, and the buckets of every segment's hands. On
-    ``fhp`` with a lossless flop, 6.3 GB, with the tables 15.0 GB: 15.0 GB peak resident in ``train``."""
+    (0 when nothing scores it, :func:`scores_exactly`), in float64: the normalised average (three numbers a row;
+    normalised a chunk of rows at a time), the strategy placed on the public tree (a number per node, action and
+    hand), the engine's vectors over hands at deal slots and segment entries, and the buckets of every segment's
+    hands. On ``fhp`` with a lossless flop, 4.6 GB, with the tables 11.5 GB."""
     if not scores_exactly(game):
         return 0
     tree = holdem.game_tree(game.game_id)
     vectors = (3 * max(tree.num_slots, 1) + 2 * tree.segments.count) * tree.num_hands
-    return 8 * (6 * game.num_rows + tree.size + vectors)
+    return 8 * (3 * game.num_rows + tree.size + vectors)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import pytest
 from cfr_agents import make_solver
 from cfr_agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from cfr_agents.solvers import SCHEMES
+from cfr_agents.solvers.full_tree import normalise
 from cfr_agents.solvers.sampling import CHANCE_DRAWS
 from tests.support import start_interruptible, tree
 
@@ -232,3 +233,33 @@ def test_a_state_that_is_not_finite_is_never_saved(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="the cfr policy holds probabilities that are not finite; nothing was saved"):
         policy.save(tmp_path / "p.json")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("sampling", ["none", "external"])
+def test_the_state_is_copies_or_read_only_views_of_what_the_solver_holds(sampling: str) -> None:
+    """``state()`` is a checkpoint's copies; ``state(copy=False)``, what checks and checkpoints read of a state of
+    gigabytes, is read-only views that follow the solver's next iteration."""
+    solver = make_solver(tree("openspiel:kuhn_poker"), "dcfr", sampling=sampling, rng=np.random.default_rng(0))
+    solver.run(3)
+    copies, views = solver.state(), solver.state(copy=False)
+    assert copies.keys() == views.keys()
+    for name, view in views.items():
+        assert np.array_equal(copies[name], view) and not view.flags.writeable, name
+        with pytest.raises(ValueError):
+            view[...] = 0
+    solver.run(1)
+    regret = solver.state()["regret"]
+    assert np.array_equal(views["regret"], regret) and not np.array_equal(copies["regret"], regret)
+
+
+def test_averages_normalised_a_chunk_of_rows_at_a_time_are_the_whole_tables() -> None:
+    """:func:`normalise` by chunks of rows gives the one-shot division bit for bit, the uniform row where nothing
+    was accumulated."""
+    compiled = tree("openspiel:leduc_poker")
+    rng = np.random.default_rng(1)
+    weights = rng.random(compiled.action_mask.shape) * compiled.action_mask
+    weights[rng.random(len(weights)) < 0.3] = 0.0
+    totals = weights.sum(axis=1, keepdims=True)
+    whole = np.divide(weights, totals, out=compiled.uniform_strategy(), where=totals > 0)
+    for chunk in (1, 7, 100, len(weights)):
+        assert normalise(weights, compiled, chunk).tobytes() == whole.tobytes()

@@ -142,7 +142,7 @@ def test_the_average_is_the_schedule_over_a_whole_run(game_id: str, rule: Update
         scale = ((t - 1) / t) ** paper_gamma(t - 1, rule.gamma, rule.horizon) if t > 1 else 0.0
         recursion = recursion * scale + contribution
         solver.iterate()
-    np.testing.assert_allclose(solver.average_strategy(), normalise(recursion, compiled.uniform_strategy()), atol=1e-11)
+    np.testing.assert_allclose(solver.average_strategy(), normalise(recursion, compiled), atol=1e-11)
 
 
 def test_the_iterates_are_pcfr_plus_bit_for_bit() -> None:

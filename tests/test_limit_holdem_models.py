@@ -9,12 +9,16 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import rlcard
 
+from adapters.holdem.cards import private_hands
 from adapters.inputs import InputError
 from adapters.rlcard import RLCardGame
+from cfr_agents.holdem_play import walk_actions
 from eval.agents import RLCardEnvAgent
+from eval.lbr_sampled import CALL, RAISE, RLCardRange, game_engine, range_query
 from eval.opponents import MODELS, available, load_model_file, load_opponent, shipped_model
 from eval.opponents.provenance import NO_TREE, Evaluation, Provenance, library_versions, provenance_of
 from tests.support import game, run_cli
@@ -181,3 +185,23 @@ def test_retraining_with_the_shipped_seed_reproduces_the_start_of_its_recorded_c
     assert run.status == 0, run.err
     again = json.loads(run.out)["evaluation"]["curve"]
     assert [tuple(point) for point in again] == list(shipped.evaluation.curve[:3])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_network_answers_for_every_hand_in_one_pass_what_eval_step_answers_hand_by_hand(kind: str) -> None:
+    """AIVAT imagines the hands of RLCard's NFSP and DQN (``imaginable``): their network runs once for all the hands
+    at a node, and gives what ``eval_step`` gives hand by hand through RLCard's env, to float32's precision."""
+    engine = game_engine(GAME)
+    rules = engine.rules
+    hands = private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards)
+    batched = range_query(load_opponent(kind, GAME).agent, engine, hands, kind)
+    assert isinstance(batched, RLCardRange) and batched.batched and batched.imaginable
+    by_hand = RLCardRange(batched.agent, engine, hands, kind)
+    by_hand.batched = False
+    live = np.ones(hands.shape[0], bool)
+    for actions, board in (([], []), ([RAISE], []), ([CALL, CALL], [3, 20, 41])):
+        node, _ = walk_actions(engine, actions)
+        dealt = np.array(board, np.int64)
+        ours, theirs = (query.probabilities(node, dealt, actions, live) for query in (batched, by_hand))
+        np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-5)
+        assert np.unique(theirs.round(6), axis=1).shape[1] > 1  # the answers depend on the hand

@@ -321,7 +321,7 @@ def test_a_thinned_sd_cfr_model_plays_the_block_weighted_mixture_of_its_kept_ite
         solver.current = sigma
         reach = np.where(compiled.infoset_player == 0, solver.own_reach(0), solver.own_reach(1))
         mixture += weight * reach[:, None] * sigma
-    expected = normalise(mixture, compiled.uniform_strategy())
+    expected = normalise(mixture, compiled)
     np.testing.assert_allclose(model.strategy_on(compiled), expected, rtol=0, atol=1e-6)
     assert not np.allclose(expected, solver.average_strategy(), atol=1e-3)  # thinning changed what is played
 

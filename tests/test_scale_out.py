@@ -86,8 +86,9 @@ def test_a_round_is_the_rule_applied_to_the_batches_summed_in_order(abstraction:
     after = solver.state()
     positive = np.maximum(regret, 0.0)
     totals = positive.sum(axis=1, keepdims=True)
-    legal = solver.solver._uniform > 0
-    matched = np.where(totals > 0, positive / np.where(totals > 0, totals, 1.0), solver.solver._uniform)
+    uniform = solver.solver.tree.uniform_strategy()
+    legal = uniform > 0
+    matched = np.where(totals > 0, positive / np.where(totals > 0, totals, 1.0), uniform)
     if algorithm == "cfr":
         assert after["regret"].tobytes() == regret.tobytes()
         assert after["cumulative"].tobytes() == cumulative.tobytes()

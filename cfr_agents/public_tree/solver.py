@@ -22,6 +22,7 @@ from cfr_agents.public_tree.kernels import UPDATE
 from cfr_agents.public_tree.tree import PublicTree, build_public_tree
 from cfr_agents.solvers.full_tree_kernel import average_weight
 from cfr_agents.solvers.update_rule import UpdateRule, discount
+from cfr_agents.tree import state_arrays
 
 COMPILE_GAME = "holdem-6"
 """The calibration game :meth:`PublicTreeSolver.compile` runs the kernels on: Numba compiles them for the arrays'
@@ -100,16 +101,11 @@ class PublicTreeSolver:
     def parameters(self) -> Mapping[str, object]:
         return {**self.rule.parameters(), "sampling": "none", "engine": "public-tree"}
 
-    def state(self) -> dict[str, FloatArray]:
-        """The whole mutable state (a checkpoint), as read-only views: copies of a Flop Hold'em state would take
-        gigabytes. They change with the next iteration."""
-        views = {"regret": self._regret, "cumulative": self._cumulative, "sigma": self._sigma, "scalars": self._scalars}
-        out = {}
-        for name, array in views.items():
-            view = array.view()
-            view.flags.writeable = False
-            out[name] = view
-        return out
+    def state(self, *, copy: bool = True) -> dict[str, FloatArray]:
+        """The whole mutable state (a checkpoint): copies, or read-only views (``copy=False``, what checkpoints and
+        checks read: copies of a Flop Hold'em state would take gigabytes)."""
+        arrays = {"regret": self._regret, "cumulative": self._cumulative, "sigma": self._sigma}
+        return state_arrays(arrays | {"scalars": self._scalars}, copy)
 
     def restore(self, state: Mapping[str, FloatArray]) -> None:
         """Continue from :meth:`state`. The arrays are adopted, not copied (a Flop Hold'em state is gigabytes):

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,7 +41,7 @@ from cfr_agents.policy import Policy
 from cfr_agents.solvers.full_tree_kernel import run_iterations
 from cfr_agents.solvers.payoff_blocks import PayoffBlocks, index_type, payoff_blocks
 from cfr_agents.solvers.update_rule import UpdateRule
-from cfr_agents.tree import CompiledTree, FloatArray, compile_tree
+from cfr_agents.tree import CompiledTree, FloatArray, compile_tree, state_arrays
 
 
 class FullTreeSolver:
@@ -140,7 +140,7 @@ class FullTreeSolver:
 
     def average_strategy(self) -> FloatArray:
         """``(N, A)`` normalised :math:`C^T`; uniform where nothing was accumulated."""
-        return normalise(self._cumulative, self._uniform)
+        return normalise(self._cumulative, self.tree)
 
     def current_strategy(self) -> FloatArray:
         return self._sigma.copy()
@@ -154,15 +154,16 @@ class FullTreeSolver:
     def parameters(self) -> Mapping[str, object]:
         return {**self.rule.parameters(), "sampling": "none"}
 
-    def state(self) -> dict[str, FloatArray]:
-        """The whole mutable state, as arrays (a checkpoint)."""
-        return {
-            "regret": self._regret.copy(),
-            "cumulative": self._cumulative.copy(),
-            "sigma": self._sigma.copy(),
-            "reach": self._reach.copy(),
-            "scalars": self._scalars.copy(),
+    def state(self, *, copy: bool = True) -> dict[str, FloatArray]:
+        """The whole mutable state, as arrays (a checkpoint): copies, or read-only views."""
+        arrays = {
+            "regret": self._regret,
+            "cumulative": self._cumulative,
+            "sigma": self._sigma,
+            "reach": self._reach,
+            "scalars": self._scalars,
         }
+        return state_arrays(arrays, copy)
 
     def restore(self, state: Mapping[str, FloatArray]) -> None:
         """Continue from :meth:`state`; the following iterations are those the saved run would have made."""
@@ -181,8 +182,21 @@ class FullTreeSolver:
         )
 
 
-def normalise(weights: FloatArray, fallback: FloatArray) -> FloatArray:
-    """Each row of ``weights`` divided by its sum; ``fallback``'s row where the sum is 0."""
-    totals = weights.sum(axis=1, keepdims=True)
-    normalised: FloatArray = np.divide(weights, totals, out=fallback.copy(), where=totals > 0)
+class UniformRows(Protocol):
+    """A game whose rows have a uniform strategy (:class:`CompiledTree`, an abstract game)."""
+
+    def uniform_strategy(self, rows: NDArray[np.int64] | None = None) -> FloatArray: ...
+
+
+def normalise(weights: FloatArray, game: UniformRows, chunk: int = 1 << 20) -> FloatArray:
+    """Each row of ``weights`` divided by its sum; ``game``'s uniform row where the sum is 0. A ``chunk`` of rows at
+    a time, so that beside ``weights`` it holds the result and temporaries of one chunk only."""
+    normalised: FloatArray = np.empty_like(weights)
+    for start in range(0, len(weights), chunk):
+        rows = slice(start, start + chunk)
+        totals = weights[rows].sum(axis=1, keepdims=True)
+        np.divide(weights[rows], totals, out=normalised[rows], where=totals > 0)
+        empty = np.flatnonzero(totals[:, 0] <= 0)
+        if empty.size:
+            normalised[rows][empty] = game.uniform_strategy(start + empty)
     return normalised

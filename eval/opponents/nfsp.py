@@ -232,6 +232,43 @@ class SeatedAgents:
         """Each seat's network that plays."""
         return [self.network(seat) for seat in self.agents]
 
+    @property
+    def batched(self) -> bool:
+        """Whether :meth:`batch_probabilities` answers for these agents: RLCard's ``NFSPAgent`` playing its average
+        policy, and ``DQNAgent``."""
+        from rlcard.agents import DQNAgent, NFSPAgent
+
+        return all(
+            isinstance(agent, DQNAgent) or (isinstance(agent, NFSPAgent) and agent.evaluate_with == "average_policy")
+            for agent in self.agents
+        )
+
+    def batch_probabilities(self, state: Mapping[str, Any], obs: np.ndarray, legal: Sequence[int]) -> np.ndarray:
+        """What ``eval_step`` plays at ``state`` (a state dict of RLCard's env) for each row of ``obs`` (the ``obs``
+        of that state with other cards in the hand; the same legal action ids ``legal``), every row in one pass of the
+        network: row :math:`i` holds the probability of each of the env's action ids. NFSP's is
+        ``remove_illegal(exp(policy_network(obs)))``; DQN's is 1 on the legal action of largest Q-value. A batch and
+        single rows can differ in the last bits of float32."""
+        import torch
+        from rlcard.agents import NFSPAgent
+
+        agent = self._agent(state)
+        with torch.no_grad():
+            if isinstance(agent, NFSPAgent):  # rlcard.utils.remove_illegal, row by row
+                scores = np.exp(agent.policy_network(torch.from_numpy(obs).float()).cpu().numpy())
+                probabilities = np.zeros(scores.shape)
+                probabilities[:, legal] = scores[:, legal]
+                totals = probabilities.sum(axis=1)
+                probabilities[np.ix_(np.flatnonzero(totals == 0), np.asarray(legal))] = 1 / len(legal)
+                probabilities[totals > 0] /= totals[totals > 0, None]
+            else:  # DQNAgent.eval_step: argmax of the Q-values masked to the legal actions
+                scores = agent.q_estimator.predict_nograd(obs)
+                masked = np.full(scores.shape, -np.inf)
+                masked[:, legal] = scores[:, legal]
+                probabilities = np.zeros(scores.shape)
+                probabilities[np.arange(len(obs)), masked.argmax(axis=1)] = 1.0
+        return probabilities
+
 
 class NFSPPolicy(openspiel_policy.Policy):  # type: ignore[misc]
     """OpenSpiel NFSP agents as an OpenSpiel policy: each player's average-policy network at the

@@ -435,9 +435,9 @@ class HoldemNeuralSolver:
             "nodes_touched": self.nodes_touched,
         }
 
-    def state(self) -> dict[str, np.ndarray]:
-        """The networks, the optimisers' moments, the reservoirs (views of their filled rows), the kept networks and
-        the counters, as arrays (what :func:`cfr_agents.training.check_finite` reads)."""
+    def state(self, *, copy: bool = True) -> dict[str, np.ndarray]:
+        """The networks, the optimisers' moments, the reservoirs (views of their filled rows, ``copy`` or not), the
+        kept networks and the counters, as arrays (what :func:`cfr_agents.training.check_finite` reads)."""
         state: dict[str, np.ndarray] = {
             "counters": np.array([self.iteration, self.nodes_touched, *self._trained], np.int64)
         }

@@ -41,7 +41,7 @@ import cfr_agents.solvers.neural.traversal as traversal
 from adapters.inputs import InputError, Interval, ParameterError
 from cfr_agents.policy import Policy
 from cfr_agents.solvers.sampling import kernel_tree
-from cfr_agents.tree import CompiledTree, FloatArray
+from cfr_agents.tree import CompiledTree, FloatArray, state_arrays
 
 ADVANTAGE_INIT = ("scratch", "last")
 TRAVERSAL_CHUNK = 4096
@@ -544,7 +544,7 @@ class NeuralSolver(ABC):
         exact linear average; uniform where nothing was accumulated."""
         from cfr_agents.solvers.full_tree import normalise
 
-        return normalise(self.cumulative, self.tree.uniform_strategy())
+        return normalise(self.cumulative, self.tree)
 
     @abstractmethod
     def average_strategy(self) -> FloatArray:
@@ -572,8 +572,9 @@ class NeuralSolver(ABC):
         scratch.run(1)
         return time.perf_counter() - started
 
-    def state(self) -> dict[str, np.ndarray]:
-        """The whole mutable state, as arrays (a checkpoint; the reservoirs' rows are views, not copies):
+    def state(self, *, copy: bool = True) -> dict[str, np.ndarray]:
+        """The whole mutable state, as arrays (a checkpoint; the reservoirs' rows are views, not copies, and
+        ``current`` and ``cumulative`` read-only views with ``copy=False``):
 
         ``counters`` (iteration, nodes touched, whether each value network was trained, whether each has an
         optimiser, the seed of the torch stream), ``rng`` (the numpy Generator's PCG64 state), ``stream``
@@ -587,8 +588,7 @@ class NeuralSolver(ABC):
             "rng": generator_state(self._rng),
             "stream": self._stream.copy(),
             "torch_rng": self._torch_rng.get_state().numpy().copy(),
-            "current": self.current.copy(),
-            "cumulative": self.cumulative.copy(),
+            **state_arrays({"current": self.current, "cumulative": self.cumulative}, copy),
         }
         for player in range(2):
             state |= networks.weights_of(self.value_networks[player], f"value{player}")

@@ -50,7 +50,7 @@ from cfr_agents.solvers.sampling import chance, external, kernel_support, outcom
 from cfr_agents.solvers.sampling.deals import holdem_kernel
 from cfr_agents.solvers.sampling.kernel_support import KernelTree
 from cfr_agents.solvers.update_rule import UpdateRule
-from cfr_agents.tree import KIND_CHANCE, KIND_TERMINAL, CompiledTree, FloatArray
+from cfr_agents.tree import KIND_CHANCE, KIND_TERMINAL, CompiledTree, FloatArray, state_arrays
 
 DEFAULT_EPSILON = 0.6
 EPSILON = Interval(0.01, 1.0)
@@ -183,14 +183,14 @@ def kernel_seeds(rng: np.random.Generator, players: int) -> tuple[np.ndarray, np
 
 def table_bytes(game: CompiledTree | AbstractGame) -> int:
     """The memory a :class:`SampledSolver` on ``game`` holds in its tables, in bytes: ``regret``, ``current``,
-    ``cumulative`` and the uniform strategy (a row of ``width`` float64 each), ``log_at`` and ``weight_at`` (three
-    more numbers a row); for an abstract game, its abstraction's tables too."""
+    ``cumulative`` (a row of ``width`` float64 each), ``log_at`` and ``weight_at`` (three more numbers a row); for
+    an abstract game, its abstraction's tables too."""
     if isinstance(game, AbstractGame):
         rows, width = game.num_rows, 3
         extra = sum(array.nbytes for array in game.abstraction.kernel_tables())
     else:
         (rows, width), extra = game.action_mask.shape, 0
-    return 8 * rows * (4 * width + 3) + extra
+    return 8 * rows * (3 * width + 3) + extra
 
 
 class SampledSolver:
@@ -231,8 +231,7 @@ class SampledSolver:
         else:
             self._kernel_tree = kernel_tree(tree)
             self._num_actions = tree.action_mask.sum(axis=1).astype(np.int64)
-        self._uniform = tree.uniform_strategy()
-        n, width = self._uniform.shape
+        n, width = (tree.num_rows, 3) if isinstance(tree, AbstractGame) else tree.action_mask.shape
         self.regret = np.zeros((n, width))
         self.cumulative = np.zeros((n, width))
         self.log_at = np.zeros((n, 2))
@@ -298,7 +297,7 @@ class SampledSolver:
 
     def average_strategy(self) -> FloatArray:
         """``(N, A)`` normalised :math:`C^T`; uniform where nothing was accumulated."""
-        return normalise(self.cumulative, self._uniform)
+        return normalise(self.cumulative, self.tree)
 
     def average_policy(self) -> Policy:
         return self._policy(self.average_strategy())
@@ -317,9 +316,9 @@ class SampledSolver:
             parameters["epsilon"] = self.epsilon
         return parameters
 
-    def state(self) -> dict[str, np.ndarray]:
-        """The whole mutable state, as arrays (a checkpoint)."""
-        return {name: getattr(self, name).copy() for name in self.STATE_ARRAYS}
+    def state(self, *, copy: bool = True) -> dict[str, np.ndarray]:
+        """The whole mutable state, as arrays (a checkpoint): copies, or read-only views."""
+        return state_arrays({name: getattr(self, name) for name in self.STATE_ARRAYS}, copy)
 
     def restore(self, state: Mapping[str, np.ndarray]) -> None:
         for name in self.STATE_ARRAYS:

@@ -434,8 +434,8 @@ class ScaleOutSolver:
     def parameters(self) -> dict[str, object]:
         return {**self.solver.parameters(), **self.rounds.parameters()}
 
-    def state(self) -> dict[str, np.ndarray]:
-        return self.solver.state()
+    def state(self, *, copy: bool = True) -> dict[str, np.ndarray]:
+        return self.solver.state(copy=copy)
 
     def restore(self, state: Any) -> None:
         self.solver.restore(state)
