@@ -811,9 +811,8 @@ def _sampled(samples: PairSamples) -> Sampled:
     return Sampled(pairs, mean, deviation / math.sqrt(pairs))
 
 
-@functools.lru_cache(maxsize=2)
 def game_engine(game_id: str) -> HoldemEngine:
-    """The engine of ``game_id`` (canonical), built once per process."""
+    """The engine of ``game_id`` (canonical), built once per process (:func:`adapters.holdem.engine.holdem_engine`)."""
     return holdem_engine(game_id)
 
 

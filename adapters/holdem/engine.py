@@ -21,6 +21,7 @@ the board cards of every round in order (:meth:`HoldemEngine.deal`).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,9 +160,11 @@ def rlcard_betting_tree() -> BettingTree:
     return walk_betting(_RLCardBetting(state, list(game.actions), big_blind), lambda s: s.spent())
 
 
+@functools.lru_cache(maxsize=8)
 def holdem_engine(game_id: str) -> HoldemEngine:
     """The engine of ``rlcard:limit-holdem`` or of a two-player limit ``universal_poker`` game (a game id or a
-    named game: ``hulh``, ``fhp``)."""
+    named game: ``hulh``, ``fhp``), built once per process: its betting tree is walked on the toolkit's own engine
+    (RLCard's: 71,340 nodes, seconds). The engine is shared, so nothing may change its arrays."""
     import pyspiel
 
     from adapters.games import canonical_game_id
