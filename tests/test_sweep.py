@@ -107,13 +107,18 @@ def kill_first_worker_once(out: Path) -> threading.Thread:
     return thread
 
 
-def test_a_killed_local_worker_is_retried_from_its_checkpoint(tmp_path: Path) -> None:
-    clean = sweep([*LEDUC_JOBS, "--workers", "1"], tmp_path / "clean")
+@pytest.fixture(scope="module")
+def clean_leduc(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """:data:`LEDUC_JOBS` on one worker that nothing kills: what a sweep whose worker was killed must give."""
+    return sweep([*LEDUC_JOBS, "--workers", "1"], tmp_path_factory.mktemp("clean"))
+
+
+def test_a_killed_local_worker_is_retried_from_its_checkpoint(tmp_path: Path, clean_leduc: dict[str, Any]) -> None:
     watcher = kill_first_worker_once(tmp_path / "faulty")
     faulty = sweep([*LEDUC_JOBS, "--workers", "2"], tmp_path / "faulty")
     watcher.join(timeout=5)
     assert (tmp_path / "faulty" / "killed").exists(), "no worker was killed"
-    assert deterministic(faulty) == deterministic(clean)
+    assert deterministic(faulty) == deterministic(clean_leduc)
 
 
 def test_the_grid_takes_chance_draws() -> None:
@@ -175,13 +180,14 @@ def test_ray_gives_the_same_results_as_local_workers(local_ray: None, tmp_path: 
     assert deterministic(on_ray) == deterministic(local)
 
 
-def test_a_killed_ray_worker_is_retried_from_its_checkpoint(local_ray: None, tmp_path: Path) -> None:
-    clean = sweep([*LEDUC_JOBS, "--workers", "1"], tmp_path / "clean")
+def test_a_killed_ray_worker_is_retried_from_its_checkpoint(
+    local_ray: None, tmp_path: Path, clean_leduc: dict[str, Any]
+) -> None:
     watcher = kill_first_worker_once(tmp_path / "faulty")
     faulty = sweep([*LEDUC_JOBS, "--ray"], tmp_path / "faulty")
     watcher.join(timeout=5)
     assert (tmp_path / "faulty" / "killed").exists(), "no worker was killed"
-    assert deterministic(faulty) == deterministic(clean)
+    assert deterministic(faulty) == deterministic(clean_leduc)
 
 
 RERUN = ["sweep", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", "--grid", "alpha=1.5,2", "--seeds", "0-1"]
