@@ -130,7 +130,11 @@ class AbstractGame:
     @property
     def num_actions(self) -> IntArray:
         """Legal actions of every row (its node's)."""
-        return self.engine.betting.num_children[self.row_node].astype(np.int64)
+        return self.actions_of(slice(None))
+
+    def actions_of(self, rows: slice | NDArray[np.int64]) -> IntArray:
+        """Legal actions of ``rows`` (their nodes')."""
+        return self.engine.betting.num_children[self.row_node[rows]].astype(np.int64)
 
     def row(self, node: int, bucket: int) -> int:
         """:math:`\\operatorname{row}(d, b)`."""
@@ -138,6 +142,6 @@ class AbstractGame:
 
     def uniform_strategy(self, rows: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
         """``(rows, 3)``: uniform over each row's legal actions; only ``rows``' when given."""
-        n = self.num_actions if rows is None else self.engine.betting.num_children[self.row_node[rows]].astype(np.int64)
+        n = self.actions_of(slice(None) if rows is None else rows)
         strategy = (np.arange(3)[None, :] < n[:, None]).astype(np.float64)
         return strategy / n[:, None]

@@ -110,7 +110,7 @@ def check_rows(game: AbstractGame, strategy: FloatArray, chunk: int = 1 << 20) -
         return f"has shape {list(strategy.shape)}, not [{game.num_rows}, 3]"
     for start in range(0, game.num_rows, chunk):
         rows = strategy[start : start + chunk]
-        num_actions = game.engine.betting.num_children[game.row_node[start : start + chunk]]
+        num_actions = game.actions_of(slice(start, start + chunk))
         legal = np.arange(3)[None, :] < num_actions[:, None]
         total = rows.sum(axis=1)
         for problem, bad in (

@@ -811,11 +811,6 @@ def _sampled(samples: PairSamples) -> Sampled:
     return Sampled(pairs, mean, deviation / math.sqrt(pairs))
 
 
-def game_engine(game_id: str) -> HoldemEngine:
-    """The engine of ``game_id`` (canonical), built once per process (:func:`adapters.holdem.engine.holdem_engine`)."""
-    return holdem_engine(game_id)
-
-
 def lbr_game(game_id: str, seat: str, seed: int) -> str:
     """The canonical id of ``game_id``, once it is checked to be a game LBR plays (a two-player limit
     ``universal_poker`` game or RLCard's limit hold'em), and ``seat`` and ``seed`` are checked; refused in one line."""
@@ -839,7 +834,7 @@ def no_public_tree(game_id: str) -> str:
         return f"{RLCARD_LIMIT} is played in RLCard's engine, which has no public tree"
     if not game_id.startswith(PREFIX) or limit_rules(game_id) is None:
         return ""
-    engine = game_engine(game_id)
+    engine = holdem_engine(game_id)
     at_least = segments_at_least(engine.betting, engine.rules)
     if at_least <= MAX_SEGMENTS:
         return ""
@@ -936,7 +931,7 @@ def _prepared(name: str, game: str) -> tuple[HoldemEngine, RangeQuery, ShowdownT
     if opponent.game_id != game:
         raise InputError(f"agent {name!r} plays {opponent.game_id}, not {game}")
     agent = opponent.agent
-    engine = agent.raw.game.engine if isinstance(agent, AbstractStrategyAgent) else game_engine(game)
+    engine = agent.raw.game.engine if isinstance(agent, AbstractStrategyAgent) else holdem_engine(game)
     rules = engine.rules
     private = private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards)
     return engine, range_query(agent, engine, private, name), ShowdownTables(rules, private)

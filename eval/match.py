@@ -53,7 +53,7 @@ import numpy as np
 import adapters
 from adapters.games import canonical_game_id
 from adapters.holdem.cards import private_hands
-from adapters.holdem.engine import HoldemEngine
+from adapters.holdem.engine import HoldemEngine, holdem_engine
 from adapters.inputs import InputError, ParameterError, UnsupportedGameError
 from adapters.pettingzoo import PREFIX as PETTINGZOO_PREFIX
 from adapters.pettingzoo import PettingZooGame
@@ -79,7 +79,7 @@ from eval.environments import (
 from eval.exploitability import exploitability_of_strategy, public_exploitability
 from eval.hand_log import HandLog, HandReader
 from eval.head_to_head import HeadToHead, exact_head_to_head
-from eval.lbr_sampled import PerHandQuery, RangeQuery, game_engine, range_query
+from eval.lbr_sampled import PerHandQuery, RangeQuery, range_query
 from eval.opponents import Opponent, load_opponent
 
 MIN_HANDS = 4
@@ -340,9 +340,9 @@ def check_aivat_game(game_id: str) -> None:
 
 
 def holdem_engine_of(game_id: str) -> HoldemEngine | None:
-    """The hold'em engine of a limit hold'em game (:func:`eval.lbr_sampled.game_engine`), ``None`` for others."""
+    """The hold'em engine of a limit hold'em game (:func:`adapters.holdem.engine.holdem_engine`), ``None`` else."""
     try:
-        return game_engine(game_id)
+        return holdem_engine(game_id)
     except (InputError, UnsupportedGameError):
         return None
 

@@ -18,6 +18,7 @@ import pytest
 import adapters
 from adapters.games import canonical_game_id
 from adapters.holdem.cards import private_hands, rank_hands
+from adapters.holdem.engine import holdem_engine
 from adapters.rlcard import RLCardGame
 from cfr_agents.policy import Policy
 from cfr_agents.tree import CompiledTree, FloatArray
@@ -25,7 +26,7 @@ from eval import aivat_holdem
 from eval.aivat_holdem import HoldemAivat, HoldemAivatRecorder, cross_fitted, fitted_gains
 from eval.environments import play_rlcard_match
 from eval.head_to_head import exact_head_to_head, seated_profile
-from eval.lbr_sampled import BoolArray, IntArray, RangeQuery, RLCardRange, UniformRange, game_engine, range_query
+from eval.lbr_sampled import BoolArray, IntArray, RangeQuery, RLCardRange, UniformRange, range_query
 from eval.match import rlcard_seat
 from eval.opponents import load_opponent
 from tests.support import run_cli, tree
@@ -58,7 +59,7 @@ def history(t: CompiledTree, path: list[int]) -> list[int]:
 def strategy_query(t: CompiledTree, strategy: FloatArray, path: Path, game: str = GAME) -> RangeQuery:
     """The strategy as a policy file, asked hand by hand through OpenSpiel's states."""
     Policy.from_strategy(t, strategy, algorithm="random", parameters={}, iterations=0).save(path)
-    engine = game_engine(game)
+    engine = holdem_engine(game)
     rules = engine.rules
     hands = private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards)
     return range_query(load_opponent(str(path), game).agent, engine, hands, "known")
@@ -103,7 +104,7 @@ def test_the_expected_estimate_is_the_exact_value(
     if other_asked != "no":
         other = strategy_query(t, opponent, tmp_path / "other.json")
         other = EveryHand(other) if other_asked == "imagined" else other
-    aivat = HoldemAivat(game_engine(GAME), EveryHand(query) if imagined else query, np.random.default_rng(0), other)
+    aivat = HoldemAivat(holdem_engine(GAME), EveryHand(query) if imagined else query, np.random.default_rng(0), other)
     assert (aivat.imaginary, aivat.imagine_other) == (imagined, other_asked == "imagined")
     aivat.gains = np.random.default_rng(known_seat).normal(1.0, 1.0, aivat.gains.shape)  # any gains will do
     profile = seated_profile(t, known, opponent, known_seat)
@@ -127,7 +128,7 @@ def test_both_seats_imagined_with_two_hole_cards(tmp_path: Path) -> None:
     known, opponent = random_strategy(t, 2), random_strategy(t, 3)
     query = EveryHand(strategy_query(t, known, tmp_path / "known.json", game))
     other = EveryHand(strategy_query(t, opponent, tmp_path / "other.json", game))
-    aivat = HoldemAivat(game_engine(game), query, np.random.default_rng(0), other)
+    aivat = HoldemAivat(holdem_engine(game), query, np.random.default_rng(0), other)
     aivat.gains = np.random.default_rng(1).normal(1.0, 1.0, aivat.gains.shape)
     profile = seated_profile(t, known, opponent, 1)
     exact = exact_head_to_head(t, known, opponent).seat_values[1]
@@ -158,8 +159,8 @@ def test_range_margins_are_the_pairs_margins_summed(monkeypatch: pytest.MonkeyPa
     """Against a brute force over every pair of hands and every completion (``holdem-12``, two hole cards):
     exact when the completions are enumerated; sampled, unbiased: the mean of many draws comes close."""
     aivat = HoldemAivat(
-        game_engine(canonical_game_id("holdem-12")),
-        UniformRange(game_engine(canonical_game_id("holdem-12")), 0),
+        holdem_engine(canonical_game_id("holdem-12")),
+        UniformRange(holdem_engine(canonical_game_id("holdem-12")), 0),
         np.random.default_rng(0),
     )
     rng = np.random.default_rng(3)
@@ -197,7 +198,7 @@ def test_the_estimate_for_a_strategy_not_played_is_biased(tmp_path: Path) -> Non
     t = tree(GAME)
     played, opponent = random_strategy(t, 2), random_strategy(t, 3)
     query = strategy_query(t, random_strategy(t, 5), tmp_path / "other.json")
-    aivat = HoldemAivat(game_engine(GAME), EveryHand(query), np.random.default_rng(0))
+    aivat = HoldemAivat(holdem_engine(GAME), EveryHand(query), np.random.default_rng(0))
     exact = exact_head_to_head(t, played, opponent).seat_values[0]
     assert abs(expected_estimate(t, aivat, seated_profile(t, played, opponent, 0), 0, 0) - exact) > 1e-3
 
@@ -208,7 +209,7 @@ def test_the_estimate_for_another_strategy_of_the_other_seat_is_biased(tmp_path:
     known, opponent = random_strategy(t, 2), random_strategy(t, 3)
     query = strategy_query(t, known, tmp_path / "known.json")
     wrong = strategy_query(t, random_strategy(t, 5), tmp_path / "wrong.json")
-    aivat = HoldemAivat(game_engine(GAME), EveryHand(query), np.random.default_rng(0), wrong)
+    aivat = HoldemAivat(holdem_engine(GAME), EveryHand(query), np.random.default_rng(0), wrong)
     exact = exact_head_to_head(t, known, opponent).seat_values[0]
     assert abs(expected_estimate(t, aivat, seated_profile(t, known, opponent, 0), 0, 0) - exact) > 1e-3
 
@@ -236,7 +237,7 @@ def test_each_fold_is_valued_with_gains_fitted_on_the_other() -> None:
 def test_rlcard_hands_replay_on_the_engine_with_the_envs_payoffs() -> None:
     """Every hand of a match in RLCard's env, translated into the engine's history, pays on the engine what the env
     paid (the recorder refuses a hand that does not)."""
-    engine = game_engine(LIMIT)
+    engine = holdem_engine(LIMIT)
     agents = [load_opponent(name, LIMIT) for name in ("random", "rlcard-limit-rule-v1")]
     rules = engine.rules
     hands = private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards)
@@ -278,7 +279,7 @@ def test_an_rlcard_agent_asked_on_the_engine_sees_the_state_the_env_showed_it() 
     """Hands in one env, each after a hand with raises on the flop and later: the agent that reads the raises of
     later rounds is asked on the engine at the state the env gave it, so every action it took has probability 1
     (the recorder refuses a hand where the known agent took an action of probability 0)."""
-    engine = game_engine(LIMIT)
+    engine = holdem_engine(LIMIT)
     game = adapters.load_game(LIMIT)
     assert isinstance(game, RLCardGame)
     known = LaterRaises(game.actions)
@@ -305,7 +306,7 @@ def test_match_reports_aivat_on_rlcard_limit_holdem() -> None:
 def test_rlcards_rule_agent_has_its_hands_imagined_and_other_per_hand_agents_do_not() -> None:
     """Asking RLCard's rule agent for every hand at a node is cheap: AIVAT imagines its other hands. Any other agent
     asked hand by hand through RLCard's env is asked for the hand it holds only."""
-    engine = game_engine(LIMIT)
+    engine = holdem_engine(LIMIT)
     rules = engine.rules
     hands = private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards)
     rule = range_query(load_opponent("rlcard-limit-rule-v1", LIMIT).agent, engine, hands, "rule")

@@ -17,7 +17,7 @@ import rlcard
 from adapters.games import canonical_game_id
 from adapters.holdem.betting import DEAL, DECISION
 from adapters.holdem.cards import board_mask, hand_masks, private_hands
-from adapters.holdem.engine import RLCARD_LIMIT, HoldemEngine
+from adapters.holdem.engine import RLCARD_LIMIT, HoldemEngine, holdem_engine
 from adapters.rlcard import shared_game
 from cfr_agents.abstract_game import AbstractGame
 from cfr_agents.abstract_strategy import AbstractStrategy
@@ -41,7 +41,6 @@ from eval.lbr_sampled import (
     RangeQuery,
     RLCardRange,
     UniformRange,
-    game_engine,
     range_query,
     sampled_lbr,
     sampled_lbr_report,
@@ -60,7 +59,7 @@ def tree(name: str) -> PublicTree:
 
 @cache
 def engine(name: str) -> HoldemEngine:
-    return game_engine(canonical_game_id(name))
+    return holdem_engine(canonical_game_id(name))
 
 
 def hands(name: str) -> np.ndarray:

@@ -14,11 +14,12 @@ import pytest
 import rlcard
 
 from adapters.holdem.cards import private_hands
+from adapters.holdem.engine import holdem_engine
 from adapters.inputs import InputError
 from adapters.rlcard import RLCardGame
 from cfr_agents.holdem_play import walk_actions
 from eval.agents import RLCardEnvAgent
-from eval.lbr_sampled import CALL, RAISE, RLCardRange, game_engine, range_query
+from eval.lbr_sampled import CALL, RAISE, RLCardRange, range_query
 from eval.opponents import MODELS, available, load_model_file, load_opponent, shipped_model
 from eval.opponents.provenance import NO_TREE, Evaluation, Provenance, library_versions, provenance_of
 from tests.support import game, run_cli
@@ -191,7 +192,7 @@ def test_retraining_with_the_shipped_seed_reproduces_the_start_of_its_recorded_c
 def test_the_network_answers_for_every_hand_in_one_pass_what_eval_step_answers_hand_by_hand(kind: str) -> None:
     """AIVAT imagines the hands of RLCard's NFSP and DQN (``imaginable``): their network runs once for all the hands
     at a node, and gives what ``eval_step`` gives hand by hand through RLCard's env, to float32's precision."""
-    engine = game_engine(GAME)
+    engine = holdem_engine(GAME)
     rules = engine.rules
     hands = private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards)
     batched = range_query(load_opponent(kind, GAME).agent, engine, hands, kind)

@@ -196,7 +196,7 @@ def normalise(weights: FloatArray, game: UniformRows, chunk: int = 1 << 20) -> F
         rows = slice(start, start + chunk)
         totals = weights[rows].sum(axis=1, keepdims=True)
         np.divide(weights[rows], totals, out=normalised[rows], where=totals > 0)
-        empty = np.flatnonzero(totals[:, 0] <= 0)
+        empty = np.flatnonzero(~(totals[:, 0] > 0))
         if empty.size:
             normalised[rows][empty] = game.uniform_strategy(start + empty)
     return normalised
