@@ -12,11 +12,14 @@ Morrill & Bowling, AAAI 2018: any value function fixed before the hand keeps AIV
 :math:`m_K(h) = \mathbb E_{B'}[\operatorname{sign}(\rho(o_K \cup B') - \rho(o_{-K} \cup B'))]`, with :math:`\rho`
 the evaluator. At a betting node :math:`h` of round :math:`r`,
 
-.. math:: v_K(h) = f(h)\, m_K(h), \qquad f(h) = \sum_j g_j\, \phi_j(h),
+.. math:: v_K(h) = f(h)\, m_K(h) + e(h), \qquad f(h) = \sum_j g_j\, \phi_j(h), \qquad e(h) = \sum_j g'_j\, \phi_j(h),
 
-with two features a round: :math:`\phi = c(h)`, the larger of the two players' chips in the pot (in the game's
-units), and :math:`\phi = b_r`, the round's bet, each nonzero in its own round only. With :math:`g = (1, \dots, 1,
-0, \dots, 0)` it is the **check-down value**: what :math:`K` wins if the player to act calls and both check to the
+with four features a round, each nonzero in its own round only: :math:`\phi = c(h)`, the larger of the two players'
+chips in the pot (in the game's units), and :math:`\phi = b_r`, the round's bet, each once at the nodes where
+:math:`K` acts and once where the other seat does (:func:`_features`). :math:`f` weighs the margin; :math:`e`, which
+reads no card, is what :math:`K` wins beyond it, as when the player to act folds more or less often than a showdown
+would pay. With :math:`g` = 1 on the stakes, 0 on the bets, and :math:`g' = 0`, it is the **check-down value**: what
+:math:`K` wins if the player to act calls and both check to the
 showdown. At a terminal, :math:`v_K(z) = u_K(z)`, and :math:`v_{-K} = -v_K`. The AIVAT value of the hand is then,
 as in :mod:`eval.aivat`,
 
@@ -30,9 +33,9 @@ as in :mod:`eval.aivat`,
 the last sum only when the other seat's agent can be asked too (its strategy :math:`\tau`, at the hand it holds or
 each it is imagined to hold; otherwise its moves get no correction), and the chance sums need no enumeration of the
 cards, since :math:`m_K` is a martingale, :math:`\sum_{c'} \pi_c(c' \mid h)\, m_K(hc') = m_K(h)`, and no chip moves
-at a deal: at a deal node, :math:`\sum_{c'} \pi_c(c' \mid h)\, v_K(hc') = f(h')\, m_K(h)` with :math:`h'` the
-round's first betting node; at the deal of the hands (and RLCard's draw of the small blind's seat) it is 0, the
-deal being exchangeable.
+at a deal: at a deal node, :math:`\sum_{c'} \pi_c(c' \mid h)\, v_K(hc') = f(h')\, m_K(h) + e(h')` with
+:math:`h'` the round's first betting node, so that :math:`e` leaves no correction at a deal; at the deal of the
+hands (and RLCard's draw of the small blind's seat) it is :math:`e(h')`, the deal being exchangeable.
 
 :math:`m_K` is enumerated exactly over every completion of the board when that takes at most
 :data:`EXACT_EVALUATIONS` evaluations (a hold'em flop or later), and is otherwise estimated from
@@ -138,15 +141,14 @@ class HoldemAivat:
         self.index = hand_index_table(self.hands, rules.deck_size)
         rounds = engine.betting.round.astype(np.int64)
         stake = engine.betting.spent.max(axis=1) * engine.payoff_scale
-        one_hot = np.eye(rules.num_rounds)[rounds]
-        self.features = np.concatenate(
-            (one_hot * stake[:, None], one_hot * engine.payoff_scale * np.asarray(rules.raise_size)[rounds][:, None]),
-            axis=1,
+        bet = engine.payoff_scale * np.asarray(rules.raise_size, dtype=np.float64)[rounds]
+        self.features = tuple(
+            _features(rounds, engine.betting.player != seat, stake, bet, rules.num_rounds) for seat in (0, 1)
         )
-        r""":math:`\phi_j(h)` of every betting node, ``(N, 2 R)``: the stake :math:`c(h)` in its round's column, then
-        the round's bet :math:`b_r` in its round's column (module docstring)."""
-        self.gains = np.concatenate((np.ones(rules.num_rounds), np.zeros(rules.num_rounds)))
-        """:math:`g`: the check-down value's gains by default (module docstring)."""
+        r""":math:`\phi_j(h)` of every betting node, ``(N, 4 R)`` for each known seat (:func:`_features`)."""
+        self.gains = np.zeros(8 * rules.num_rounds)
+        self.gains[: 2 * rules.num_rounds] = 1.0
+        """:math:`(g, g')`: the check-down value's gains by default (module docstring)."""
 
     def range_margins(
         self, round_: int, board: IntArray, ranges: FloatArray, read: np.ndarray | None = None
@@ -210,7 +212,8 @@ class HoldemAivat:
         r""":math:`u_p(z)`, and :math:`\hat u_p(z)` as :math:`x_0 - \sum_r g_r x_{r+1}` for any gains :math:`g`:
         the AIVAT value of the hand averaged over the pairs of hands :math:`(o, o')` the two seats are imagined to
         hold, with weights :math:`W(o, o')` (module docstring). :math:`x_0` holds the payoffs and the exact terminal
-        values, :math:`x_{r+1}` the check-down values of round :math:`r` with gain 1.
+        values; :math:`x_{1 + j}` the margin terms of feature :math:`\phi_j` with gain 1, then
+        :math:`x_{1 + 4R + j}` its terms without a margin (:func:`_features`).
 
         Every value met is :math:`v_K = \gamma\, m_r(o, o') + \delta` with :math:`r` the round of the board dealt
         so far and :math:`\gamma, \delta` read off the node, so each correction is
@@ -229,7 +232,9 @@ class HoldemAivat:
         weights = np.zeros((2, free.shape[0]))  # w(o) for K, w'(o') for the other seat
         weights[0] = free if self.imaginary else np.eye(1, free.shape[0], actual)[0]
         weights[1] = free if self.imagine_other else np.eye(1, free.shape[0], held)[0]
-        num_rounds, rows = engine.rules.num_rounds, 1 + self.features.shape[1]
+        features = self.features[known_seat]
+        num_rounds, split = engine.rules.num_rounds, 1 + features.shape[1]
+        rows = split + features.shape[1]
         alpha = np.zeros((2, num_rounds, rows, free.shape[0]))  # coefficients of m_r, per seat's hand
         beta = np.zeros((2, rows, free.shape[0]))  # and the terms without a margin
 
@@ -237,10 +242,10 @@ class HoldemAivat:
             r""":math:`(\gamma, \delta)` of :math:`v_K` at ``node``, ``(rows,)`` each (method docstring)."""
             gamma, delta = np.zeros(rows), np.zeros(rows)
             kind = int(betting.kind[node])
-            if kind == DECISION:  # v = f(h) (2 e_K - 1)
-                gamma[1:] = self.features[node]
-            elif kind == DEAL:  # v = sum_c' pi(c') v(h c') = f(next) (2 e_K - 1): equity is a martingale
-                gamma[1:] = self.features[engine.child(node, 0)]
+            if kind in (DECISION, DEAL):  # v = f(h) (2 e_K - 1) + e(h); at a deal, sum_c' pi(c') v(h c'):
+                read = node if kind == DECISION else engine.child(node, 0)  # the next node's, as m_K is a martingale
+                gamma[1:split] = features[read]
+                delta[split:] = features[read]
             elif kind == SHOWDOWN:  # exact: the last board is dealt
                 gamma[0] = float(betting.spent[node].max()) * engine.payoff_scale
             else:  # a fold reads no card
@@ -291,9 +296,20 @@ class HoldemAivat:
             margins[1] *= -1.0  # m(o, o') = -m(o', o)
             total -= (alpha[:, r] * (weights * margins)[:, None, :]).sum(axis=(0, 2))
         parts = total / float((weights[0] * pairs[0]).sum())  # sum_(o, o') W(o, o') x(o, o') / sum W(o, o')
-        parts[1:] *= -1.0  # x_{r+1}: the coefficient subtracted with g_r
+        parts[1:] *= -1.0  # x_j: the coefficient subtracted with its gain
         u = engine.payoffs(node, hand.cards)[payoff_seat]
         return u, parts if payoff_seat == known_seat else -parts
+
+
+def _features(
+    rounds: IntArray, other_acts: np.ndarray, stake: FloatArray, bet: FloatArray, num_rounds: int
+) -> FloatArray:
+    r""":math:`\phi(h)` of every betting node (module docstring), ``(N, 4 R)``: column :math:`2r + a` holds the
+    stake :math:`c(h)` at the nodes of round :math:`r` where :math:`K` acts (:math:`a = 0`) or the other seat does
+    (:math:`a = 1`, ``other_acts``), and column :math:`2R + 2r + a` the round's bet :math:`b_r` at the same nodes."""
+    columns = 2 * rounds + other_acts.astype(np.int64)
+    where = np.eye(2 * num_rounds)[columns]
+    return np.concatenate((where * stake[:, None], where * bet[:, None]), axis=1)
 
 
 def imagined(query: RangeQuery) -> bool:
@@ -490,7 +506,7 @@ def rlcard_history(engine: HoldemEngine, env: Any) -> tuple[list[int], int]:
 class HoldemAivatRecorder(AivatRecorder):
     """:class:`~eval.aivat.AivatRecorder` on the engine (``aivat``, a :class:`HoldemAivat`): each hand in the
     engine's positions, RLCard's translated by :func:`rlcard_history`, OpenSpiel's history as it is. The hands'
-    parts are kept (``1 + 2 R`` numbers a hand) and valued at the end, cross-fitted (:func:`cross_fitted`)."""
+    parts are kept (``1 + 8 R`` numbers a hand) and valued at the end, cross-fitted (:func:`cross_fitted`)."""
 
     aivat: HoldemAivat
 
