@@ -137,9 +137,11 @@ class Checkpoint(_Saved):
             )
         return game
 
-    def solver(self, tree: CompiledTree | AbstractGame) -> Solver:
+    def solver(self, tree: CompiledTree | AbstractGame, *, take: bool = False) -> Solver:
         """A solver in exactly the saved state, on ``tree`` (which must be the checkpoint's game and rules, and for
-        an abstract game the checkpoint's abstraction)."""
+        an abstract game the checkpoint's abstraction). With ``take`` the checkpoint gives its arrays to the solver
+        and holds none afterwards: a sampled solver keeps them as its own, so that a resumed run of gigabytes holds
+        its tables once."""
         self._check_tree(tree)
         if isinstance(tree, AbstractGame) and tree.abstraction_sha256 != self.abstraction_sha256:
             raise CheckpointError(f"the checkpoint was trained on another abstraction ({self.abstraction_sha256})")
@@ -169,7 +171,9 @@ class Checkpoint(_Saved):
                     f"checkpoint array {name!r} is {array.dtype}{list(array.shape)}, "
                     f"expected {expected[name].dtype}{list(expected[name].shape)}"
                 )
-        solver.restore(self.arrays)
+        solver.restore(self.arrays, take=take)
+        if take:
+            self.arrays.clear()
         return solver
 
     def public_solver(self, tree: PublicTree) -> PublicTreeSolver:

@@ -373,7 +373,7 @@ def train_job(spec: Mapping[str, Any]) -> dict[str, Any]:
     checkpoint_path, progress_path = folder / "checkpoint.npz", folder / "progress.json"
     curve: list[list[float]] = []  # [iteration, solve seconds, NashConv]
     if stored is not None:
-        solver: Solver = load_checkpoint(checkpoint_path).solver(tree)
+        solver: Solver = load_checkpoint(checkpoint_path).solver(tree, take=True)
         curve = [point for point in stored.curve if point[0] <= solver.iteration]
         if not curve or curve[-1][0] != solver.iteration:  # a checkpoint is written where NashConv is measured
             raise InputError(

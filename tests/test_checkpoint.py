@@ -263,3 +263,23 @@ def test_averages_normalised_a_chunk_of_rows_at_a_time_are_the_whole_tables() ->
     whole = np.divide(weights, totals, out=compiled.uniform_strategy(), where=totals > 0)
     for chunk in (1, 7, 100, len(weights)):
         assert normalise(weights, compiled, chunk).tobytes() == whole.tobytes()
+
+
+@pytest.mark.parametrize("sampling", ["none", "external"])
+def test_a_checkpoint_taken_gives_its_arrays_to_the_solver(tmp_path: Path, sampling: str) -> None:
+    """``solver(take=True)``, as ``train --resume`` reads a checkpoint of an abstraction: the run goes on as from
+    copies; a sampled solver keeps the loaded tables as its own, not a second copy; the checkpoint holds none."""
+    t = tree("openspiel:leduc_poker")
+    first = make_solver(t, "dcfr", sampling=sampling, rng=np.random.default_rng(3))
+    first.run(50)
+    save_checkpoint(tmp_path / "c.npz", first, seed=3)
+    copied = load_checkpoint(tmp_path / "c.npz").solver(t)
+    saved = load_checkpoint(tmp_path / "c.npz")
+    regret = saved.arrays["regret"]
+    taken = saved.solver(t, take=True)
+    assert saved.arrays == {}
+    assert np.shares_memory(taken.state(copy=False)["regret"], regret) == (sampling != "none")
+    copied.run(50)
+    taken.run(50)
+    assert np.array_equal(taken.average_strategy(), copied.average_strategy())
+    assert np.array_equal(taken.current_strategy(), copied.current_strategy())

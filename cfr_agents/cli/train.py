@@ -523,7 +523,7 @@ def _resumed(args: argparse.Namespace, saved: AnyCheckpoint, where: Workers | No
             game = saved.abstract_game(args.abstraction)
             if where is not None:
                 check_memory(game.game_id, _peak_bytes(game, where))
-            return saved.solver(game), saved.seed
+            return saved.solver(game, take=True), saved.seed
     if args.abstraction is not None:
         raise InputError("the checkpoint was not written by a solver on an abstraction: drop --abstraction")
     if args.engine == "public-tree":

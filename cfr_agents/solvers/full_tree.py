@@ -165,8 +165,9 @@ class FullTreeSolver:
         }
         return state_arrays(arrays, copy)
 
-    def restore(self, state: Mapping[str, FloatArray]) -> None:
-        """Continue from :meth:`state`; the following iterations are those the saved run would have made."""
+    def restore(self, state: Mapping[str, FloatArray], *, take: bool = False) -> None:
+        """Continue from :meth:`state`; the following iterations are those the saved run would have made. The
+        arrays are copied, ``take`` or not: the compiled kernel holds the solver's own."""
         for name, current in (
             ("regret", self._regret),
             ("cumulative", self._cumulative),

@@ -320,13 +320,19 @@ class SampledSolver:
         """The whole mutable state, as arrays (a checkpoint): copies, or read-only views."""
         return state_arrays({name: getattr(self, name) for name in self.STATE_ARRAYS}, copy)
 
-    def restore(self, state: Mapping[str, np.ndarray]) -> None:
+    def restore(self, state: Mapping[str, np.ndarray], *, take: bool = False) -> None:
+        """Continue from :meth:`state`: from copies of its arrays or, with ``take``, from the arrays themselves
+        wherever they can be the solver's own (C-ordered and writable), so that tables of gigabytes are not held
+        twice. A caller that takes gives the arrays up: the solver's iterations change them."""
         for name in self.STATE_ARRAYS:
             current = getattr(self, name)
             value = state[name]
             if value.shape != current.shape or value.dtype != current.dtype:
                 raise InputError(f"checkpoint array {name!r} has shape {value.shape}, expected {current.shape}")
-            current[...] = value
+            if take and value.flags.c_contiguous and value.flags.writeable:
+                setattr(self, name, value)
+            else:
+                current[...] = value
         self.current = kernel_support.current_strategy(self.regret, self._num_actions)
 
     def _policy(self, strategy: FloatArray) -> Policy:
