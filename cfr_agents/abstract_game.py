@@ -119,14 +119,6 @@ class AbstractGame:
         buckets = np.asarray(self.abstraction.num_buckets)[betting.round.astype(np.int64)]
         return int(buckets[betting.kind == DECISION].sum())
 
-    @cached_property
-    def row_node(self) -> IntArray:
-        """The betting node of every row."""
-        betting = self.engine.betting
-        decision = np.flatnonzero(betting.kind == DECISION)
-        buckets = np.asarray(self.abstraction.num_buckets)[betting.round[decision].astype(np.int64)]
-        return np.repeat(decision, buckets).astype(np.int64)
-
     @property
     def num_actions(self) -> IntArray:
         """Legal actions of every row (its node's)."""
@@ -134,7 +126,21 @@ class AbstractGame:
 
     def actions_of(self, rows: slice | NDArray[np.int64]) -> IntArray:
         """Legal actions of ``rows`` (their nodes')."""
-        return self.engine.betting.num_children[self.row_node[rows]].astype(np.int64)
+        betting = self.engine.betting
+        if isinstance(rows, slice) and rows == slice(None):
+            decision = np.flatnonzero(betting.kind == DECISION)
+            buckets = np.asarray(self.abstraction.num_buckets)[betting.round[decision].astype(np.int64)]
+            every: IntArray = np.repeat(betting.num_children[decision].astype(np.int64), buckets)
+            return every
+        wanted = np.arange(*rows.indices(self.num_rows)) if isinstance(rows, slice) else rows
+        return betting.num_children[self.nodes_of(wanted)].astype(np.int64)
+
+    def nodes_of(self, rows: NDArray[np.int64]) -> IntArray:
+        """The betting node of each of ``rows``, found among the decision nodes' first rows: no table of a node per
+        row is kept (it would be as long as the strategy's first column)."""
+        decision = np.flatnonzero(self.engine.betting.kind == DECISION)
+        nodes: IntArray = decision[np.searchsorted(self.row_base[decision], rows, side="right") - 1]
+        return nodes
 
     def row(self, node: int, bucket: int) -> int:
         """:math:`\\operatorname{row}(d, b)`."""

@@ -121,7 +121,7 @@ def check_rows(game: AbstractGame, strategy: FloatArray, chunk: int = 1 << 20) -
         ):
             if bad.any():
                 row = start + int(np.flatnonzero(bad)[0])
-                node = int(game.row_node[row])
+                node = int(game.nodes_of(np.array([row]))[0])
                 where = f"betting {game.engine.betting.sequence[node]!r}, bucket {row - int(game.row_base[node])}"
                 return "has " + problem.format(total=total[row - start]) + f" at {where}"
     return None

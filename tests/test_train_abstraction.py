@@ -11,6 +11,7 @@ import pytest
 import rlcard
 
 import eval.train_report
+from adapters.holdem.betting import DECISION
 from adapters.holdem.engine import RLCARD_LIMIT, holdem_engine
 from adapters.rlcard import shared_game
 from cfr_agents.abstract_game import AbstractGame
@@ -191,9 +192,9 @@ def test_an_rlcard_strategy_plays_in_rlcards_env_from_its_state() -> None:
     tables = build_abstraction(GAME, parse_spec(None, class_counts(GAME)), np.random.default_rng(0)).tables
     game = AbstractGame(engine, _OneBucket(RLCARD_LIMIT, engine.rules, rounds, (1,) * len(rounds), tables))
     strategy = np.zeros((game.num_rows, 3))
-    for row, node in enumerate(game.row_node):
-        legal = engine.legal_actions(int(node))
-        strategy[row, legal.index(2 if 2 in legal else 1)] = 1.0
+    for node in np.flatnonzero(engine.betting.kind == DECISION).tolist():
+        legal = engine.legal_actions(node)
+        strategy[game.row(node, 0), legal.index(2 if 2 in legal else 1)] = 1.0
     agent = AbstractStrategy(game, strategy, "test", {}, 0).rlcard_agent()
     always_raise = FixedAgent(shared_game("limit-holdem").actions, FIXED["always-raise"])
     env = rlcard.make("limit-holdem", config={"seed": 3})

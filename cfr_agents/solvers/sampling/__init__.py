@@ -333,7 +333,7 @@ class SampledSolver:
                 setattr(self, name, value)
             else:
                 current[...] = value
-        self.current = kernel_support.current_strategy(self.regret, self._num_actions)
+        kernel_support.match_regrets(self.regret, self._num_actions, self.current)  # in place: no second table
 
     def _policy(self, strategy: FloatArray) -> Policy:
         if isinstance(self.tree, AbstractGame):

@@ -258,13 +258,19 @@ def update_regrets(
     regret_matching(regret, infoset, n, current[infoset])
 
 
-@njit(cache=True, error_model="numpy")
 def current_strategy(regret: np.ndarray, num_actions: np.ndarray) -> np.ndarray:
     """Regret matching on every row: the ``current`` array the kernels keep up to date."""
     current = np.zeros(regret.shape)
+    match_regrets(regret, num_actions, current)
+    return current
+
+
+@njit(cache=True, error_model="numpy")
+def match_regrets(regret: np.ndarray, num_actions: np.ndarray, current: np.ndarray) -> None:
+    """Regret matching on every row, written into ``current``: a row's entries past its actions are left as they
+    are (0 in an array :func:`current_strategy` made)."""
     for infoset in range(regret.shape[0]):
         regret_matching(regret, infoset, num_actions[infoset], current[infoset])
-    return current
 
 
 @njit(cache=True, error_model="numpy", inline="always")
