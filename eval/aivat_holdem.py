@@ -209,7 +209,7 @@ class HoldemAivat:
         return u, float(parts[0] - self.gains @ parts[1:])
 
     def parts(self, history: Sequence[int], payoff_seat: int, known_seat: int) -> tuple[float, FloatArray]:
-        r""":math:`u_p(z)`, and :math:`\hat u_p(z)` as :math:`x_0 - \sum_r g_r x_{r+1}` for any gains :math:`g`:
+        r""":math:`u_p(z)`, and :math:`\hat u_p(z)` as :math:`x_0 - (g, g') \cdot x` for any gains :math:`(g, g')`:
         the AIVAT value of the hand averaged over the pairs of hands :math:`(o, o')` the two seats are imagined to
         hold, with weights :math:`W(o, o')` (module docstring). :math:`x_0` holds the payoffs and the exact terminal
         values; :math:`x_{1 + j}` the margin terms of feature :math:`\phi_j` with gain 1, then
