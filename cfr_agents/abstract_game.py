@@ -104,20 +104,24 @@ class AbstractGame:
         return digest(dict(self.abstraction.kernel_tables()._asdict()))
 
     @cached_property
+    def decisions(self) -> tuple[IntArray, IntArray]:
+        r"""The decision nodes :math:`d` in row order, and the rows each owns, :math:`B_{r(d)}`."""
+        betting = self.engine.betting
+        decision = np.flatnonzero(betting.kind == DECISION)
+        return decision, np.asarray(self.abstraction.num_buckets, dtype=np.int64)[betting.round[decision]]
+
+    @cached_property
     def row_base(self) -> IntArray:
         r""":math:`\operatorname{base}(d)` of every betting node (-1 where no one acts)."""
-        betting = self.engine.betting
-        decision = betting.kind == DECISION
-        width = np.where(decision, np.asarray(self.abstraction.num_buckets)[betting.round.astype(np.int64)], 0)
-        base = np.cumsum(width) - width
-        return np.where(decision, base, -1).astype(np.int64)
+        decision, buckets = self.decisions
+        base = np.full(self.engine.betting.num_nodes, -1, dtype=np.int64)
+        base[decision] = np.cumsum(buckets) - buckets
+        return base
 
     @property
     def num_rows(self) -> int:
         """Abstract information sets: :math:`\\sum_d B_{r(d)}` over decision nodes."""
-        betting = self.engine.betting
-        buckets = np.asarray(self.abstraction.num_buckets)[betting.round.astype(np.int64)]
-        return int(buckets[betting.kind == DECISION].sum())
+        return int(self.decisions[1].sum())
 
     @property
     def num_actions(self) -> IntArray:
@@ -126,19 +130,18 @@ class AbstractGame:
 
     def actions_of(self, rows: slice | NDArray[np.int64]) -> IntArray:
         """Legal actions of ``rows`` (their nodes')."""
-        betting = self.engine.betting
+        children = self.engine.betting.num_children
         if isinstance(rows, slice) and rows == slice(None):
-            decision = np.flatnonzero(betting.kind == DECISION)
-            buckets = np.asarray(self.abstraction.num_buckets)[betting.round[decision].astype(np.int64)]
-            every: IntArray = np.repeat(betting.num_children[decision].astype(np.int64), buckets)
+            decision, buckets = self.decisions
+            every: IntArray = np.repeat(children[decision].astype(np.int64), buckets)
             return every
         wanted = np.arange(*rows.indices(self.num_rows)) if isinstance(rows, slice) else rows
-        return betting.num_children[self.nodes_of(wanted)].astype(np.int64)
+        return children[self.nodes_of(wanted)].astype(np.int64)
 
     def nodes_of(self, rows: NDArray[np.int64]) -> IntArray:
         """The betting node of each of ``rows``, found among the decision nodes' first rows: no table of a node per
         row is kept (it would be as long as the strategy's first column)."""
-        decision = np.flatnonzero(self.engine.betting.kind == DECISION)
+        decision = self.decisions[0]
         nodes: IntArray = decision[np.searchsorted(self.row_base[decision], rows, side="right") - 1]
         return nodes
 
