@@ -61,6 +61,25 @@ def test_sample_keys_decode_to_the_information_state_tensors(game_id: str) -> No
         np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize("game_id", [SMALL, "fhp", "rlcard:limit-holdem"])
+def test_the_gathered_first_layer_is_the_network_on_the_tensors(game_id: str) -> None:
+    """The solver's forward pass (the first layer summed from a table's rows) gives the network's outputs on the
+    keys' information-state tensors, and the same gradient, within float32 rounding."""
+    s = solver(game_id, hidden=[64, 32])
+    betting = s.tree.engine.betting
+    decisions = np.flatnonzero(betting.kind == DECISION)
+    rows = np.arange(400) % 50 * betting.num_nodes + np.random.default_rng(3).choice(decisions, 400)
+    keys = s.keys(s.deal(50), rows)
+    gathered, dense = s.value_networks[0], s._fresh_network()
+    dense.load_state_dict(gathered.state_dict())
+    got, expected = s.forward(gathered, keys), dense(torch.from_numpy(s.inputs(keys)))
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+    (got**2).sum().backward()
+    (expected**2).sum().backward()
+    for mine, theirs in zip(gathered.parameters(), dense.parameters(), strict=True):
+        torch.testing.assert_close(mine.grad, theirs.grad, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("player", [0, 1])
 def test_traversal_regrets_are_unbiased_samples_of_the_counterfactual_regrets(player: int) -> None:
     r"""Under uniform :math:`\sigma^1`, the sampled regrets that land in infoset :math:`I`, summed and divided by the

@@ -330,18 +330,34 @@ class HoldemNeuralSolver:
         r"""The network's outputs at the tensors of ``keys`` (:meth:`inputs`), its first layer gathered rather than
         multiplied: :math:`W x + b = (W t_d + b) + \sum_{c} W_{:,c}` over the one-hot entries of the cards, with
         :math:`t_d` the node's template, so the product with the hundred-odd inputs runs once per betting node,
-        not once per row (as :mod:`cfr_agents.public_tree.neural` reads a model)."""
+        not once per row (as :mod:`cfr_agents.public_tree.neural` reads a model). The sum is one bag of rows per
+        key (``embedding_bag``) of the table :math:`[W T^\top + b;\ W_{\mathrm{hole}};\ W_{\mathrm{board}};\ 0]`:
+        the node's row, then each card's column of the hole or the board block, the zero row where no card is
+        seen."""
         torch = networks.torch_module()
         first, rest = network[0], network[1:]
-        node = torch.from_numpy(keys & ((1 << self._node_bits) - 1))
-        hidden = (self._templates_torch @ first.weight.T + first.bias)[node]  # W t_d + b
         columns = first.weight.T
-        for j in range(int(self._visible.max())):
-            card = torch.from_numpy((keys >> (self._node_bits + CARD_BITS * j)) & ((1 << CARD_BITS) - 1))
-            offset = self.tensors.hole_offset if j < self._hole else self.tensors.board_offset
-            present = (card > 0).to(hidden.dtype)[:, None]
-            hidden = hidden + present * columns[torch.clamp(offset + card - 1, min=offset)]  # + W_{:,c}
-        return rest(hidden)
+        cards, blank = self.tensors.num_cards, self._nodes + 2 * self.tensors.num_cards
+        table = torch.cat(
+            [
+                self._templates_torch @ columns + first.bias,  # W t_d + b
+                columns[self.tensors.hole_offset : self.tensors.hole_offset + cards],
+                columns[self.tensors.board_offset : self.tensors.board_offset + cards],
+                columns.new_zeros((1, columns.shape[1])),
+            ]
+        )
+        return rest(torch.nn.functional.embedding_bag(self._bag(keys), table, mode="sum", padding_idx=blank))
+
+    def _bag(self, keys: IntArray) -> Any:
+        """``(len(keys), 1 + cards seen at most)``: the rows of :meth:`forward`'s table that each key sums."""
+        cards, blank = self.tensors.num_cards, self._nodes + 2 * self.tensors.num_cards
+        bag = np.empty((keys.size, 1 + int(self._visible.max())), dtype=np.int64)
+        bag[:, 0] = keys & ((1 << self._node_bits) - 1)
+        for j in range(1, bag.shape[1]):
+            card = (keys >> (self._node_bits + CARD_BITS * (j - 1))) & ((1 << CARD_BITS) - 1)
+            block = self._nodes + (0 if j <= self._hole else cards)
+            bag[:, j] = np.where(card > 0, block + card - 1, blank)  # + W_{:,c}
+        return networks.torch_module().from_numpy(bag)
 
     def _train_value_network(self, player: int) -> None:
         """Train :math:`\\theta_p` on mini-batches of :math:`\\mathcal M_{V,p}` (weighted by iteration)."""
