@@ -382,12 +382,16 @@ def _rounds(header: dict[str, Any], samples: bool, fail: Callable[[str], Checkpo
         raise fail(f"has invalid rounds: {error}") from None
 
 
+_LATER_SETTINGS = ("inputs",)
+"""Settings absent from the checkpoints written before they existed: such a checkpoint has their default."""
+
+
 def _settings(data: dict[str, Any], fail: Callable[[str], CheckpointError]) -> NeuralSettings:
     """Every field of :class:`NeuralSettings`, each of its type, within its range and :data:`LIMITS`."""
     values: dict[str, Any] = {}
     for field in fields(NeuralSettings):
-        value: Any = data.get(field.name)
         default = getattr(NeuralSettings, field.name)
+        value: Any = data.get(field.name, default if field.name in _LATER_SETTINGS else None)
         if isinstance(default, tuple):
             valid = isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
             value = tuple(value) if valid else None
@@ -398,7 +402,7 @@ def _settings(data: dict[str, Any], fail: Callable[[str], CheckpointError]) -> N
         if not valid:
             raise fail(f"has no valid setting {field.name!r}")
         values[field.name] = float(value) if isinstance(default, float) else value
-    if set(data) != set(values):
+    if set(data) - set(values):
         raise fail(f"has settings {sorted(set(data) - set(values))} that neural CFR does not have")
     settings = NeuralSettings(**values)
     try:

@@ -51,6 +51,7 @@ from adapters.tensors import encoder
 from cfr_agents.solvers.neural import DeepCFRSolver, NeuralSolver, SingleDeepCFRSolver, networks
 from cfr_agents.solvers.neural.holdem import HoldemNeuralSolver
 from cfr_agents.solvers.neural.sd_cfr import kept_weights
+from cfr_agents.solvers.neural.solver import INPUTS
 from cfr_agents.tree import CompiledTree, FloatArray, load_tree
 
 if TYPE_CHECKING:
@@ -73,10 +74,18 @@ class NeuralPolicy:
     hidden: tuple[int, ...]
     iterations: int
     weights: Mapping[str, NDArray[np.float32]] = field(repr=False)
+    inputs: str = "cards"
+    """What the networks read (:data:`~cfr_agents.solvers.neural.solver.INPUTS`): the information-state tensor, or
+    on the hold'em engine the tensor then the hand's strength (:mod:`cfr_agents.abstraction.strength_input`)."""
 
     def __post_init__(self) -> None:
         if self.algorithm not in KINDS:
             raise InputError(f"a neural model is {' or '.join(KINDS)}, not {self.algorithm!r}")
+        if self.inputs not in INPUTS or (self.inputs == "strength" and not self.on_engine):
+            raise InputError(
+                f"a neural model of {self.game_id} reads {' or '.join(INPUTS[: 1 + self.on_engine])}, "
+                f"not {self.inputs!r}"
+            )
         _ = self._layers  # refuses missing or misshapen weights now, not at the first decision
 
     @property
@@ -139,13 +148,33 @@ class NeuralPolicy:
 
     @property
     def num_inputs(self) -> int:
-        """The networks' inputs: the information-state tensor's size."""
+        """The networks' inputs: the information-state tensor's size, plus one for the strength input."""
         if self.on_engine:
             from adapters.holdem.engine import holdem_engine
             from cfr_agents.solvers.neural.holdem import engine_tensors
 
-            return engine_tensors(holdem_engine(self.game_id)).size
+            return engine_tensors(holdem_engine(self.game_id)).size + (self.inputs == "strength")
         return encoder(load_game(self.game_id)).size
+
+    def with_strength(self, tensors: NDArray[Any]) -> NDArray[np.float64]:
+        """``tensors`` ``(N, size)`` (information-state tensors of the engine's layout, :mod:`adapters.holdem.tensors`)
+        as the networks read them: with the strength input :math:`s_r(h, b)` after them when the model reads it,
+        the round, hole cards and board decoded from the one-hot."""
+        rows = np.asarray(tensors, dtype=np.float64)
+        if self.inputs != "strength":
+            return rows
+        from adapters.holdem.engine import holdem_engine
+        from cfr_agents.abstraction.strength_input import strength_input
+        from cfr_agents.solvers.neural.holdem import engine_tensors
+
+        layout, strength = engine_tensors(holdem_engine(self.game_id)), strength_input(self.game_id)
+        k, n = layout.rules.num_hole_cards, layout.num_cards
+        holes = np.nonzero(rows[:, layout.hole_offset : layout.hole_offset + n])[1].reshape(-1, k)
+        dealt = rows[:, layout.board_offset : layout.board_offset + n] > 0
+        count = dealt.sum(axis=1)
+        boards = np.argsort(~dealt, axis=1, kind="stable")[:, : max(strength.board_sizes)]  # the dealt cards first
+        rounds = np.searchsorted(np.asarray(strength.board_sizes), count)
+        return np.concatenate([rows, strength.of_deals(rounds, holes, boards)[:, None].astype(np.float64)], axis=1)
 
     @property
     def num_outputs(self) -> int:
@@ -201,7 +230,7 @@ class NeuralPolicy:
         (SD-CFR) at every infoset, each network evaluated once on the infosets of its player. Every answer the
         model gives is read from it. Do not write to it."""
         tree = self.tree
-        inputs = self._encoder.of_keys(list(tree.infoset_keys)).astype(np.float64)
+        inputs = self.with_strength(self._encoder.of_keys(list(tree.infoset_keys)))
         if self.algorithm == "deep-cfr":
             strategy = networks.softmax(_forward(self._layers["average"], inputs), tree.action_mask)
         else:
@@ -284,6 +313,7 @@ def from_solver(solver: NeuralSolver | HoldemNeuralSolver) -> NeuralPolicy:
         solver.settings.hidden,
         solver.iteration,
         weights,
+        solver.settings.inputs,
     )
 
 

@@ -43,6 +43,7 @@ from cfr_agents.abstraction.indexing import card_index
 from cfr_agents.abstraction.lossless import count_classes, round_classes
 from cfr_agents.abstraction.percentile import percentile_buckets
 from cfr_agents.abstraction.strength import final_strength, round_strength
+from cfr_agents.abstraction.strength_input import strength_input
 from tests.support import run_cli
 
 THREE_ROUNDS = (
@@ -248,6 +249,28 @@ def test_expected_strength_and_histograms_are_brute_force_over_the_run_outs(game
             assert values.ehs[c] == pytest.approx(ehs, abs=1e-6)
             assert values.ehs2[c] == pytest.approx(ehs2, abs=1e-6)
             assert np.allclose(values.histogram[c], histogram, atol=1e-6)
+
+
+@pytest.mark.parametrize("game", SMALL_GAMES)
+def test_the_strength_input_of_any_deal_is_its_brute_force_expected_strength(game: str) -> None:
+    """A network's strength input, looked up for deals of every round at once (rounds mixed, boards in any order),
+    is E[HS] over the run-outs counted by brute force; 0 for hole cards that meet the board."""
+    strength, rules = strength_input(game), rules_of(game)
+    k, sizes = rules.num_hole_cards, strength.board_sizes
+    rng = np.random.default_rng(5)
+    rounds = rng.integers(0, len(sizes), 60)
+    deals = np.stack([rng.choice(rules.deck_size, k + sizes[-1], replace=False) for _ in rounds])
+    got = strength.of_deals(rounds, deals[:, :k], deals[:, k:])
+    for round_, deal, value in zip(rounds.tolist(), deals.tolist(), got.tolist(), strict=True):
+        board, hand = tuple(sorted(deal[k : k + sizes[round_]])), tuple(sorted(deal[:k]))
+        assert value == pytest.approx(brute_moments(game, board, hand, 1)[0], abs=1e-6)
+    meeting = np.concatenate([deals[:1, k : k + 1], deals[:1, 1:k]], axis=1)  # a hole card on the board
+    assert strength.of_deals(np.array([len(sizes) - 1]), meeting, deals[:1, k:])[0] == 0.0
+
+
+def test_the_strength_input_of_a_game_of_too_many_classes_is_refused_in_one_line() -> None:
+    with pytest.raises(InputError, match=r"hulh.* has [\d,]+ classes of \(board, hand\) pairs or more, beyond the"):
+        strength_input("hulh")
 
 
 def test_preflop_expected_strength_on_52_cards_averages_the_flops() -> None:

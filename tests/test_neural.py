@@ -377,6 +377,7 @@ def test_a_model_whose_weights_were_changed_is_refused(tmp_path: Path) -> None:
         (["--algo", "cfr", "--traversals", "5"], "--traversals applies to --algo deep-cfr or sd-cfr only"),
         (["--algo", "sd-cfr", "--hidden", "64,x"], "is not a list of widths"),
         (["--algo", "sd-cfr", "--advantage-init", "warm"], "--advantage-init must be one of scratch, last"),
+        (["--algo", "sd-cfr", "--inputs", "pixels"], "--inputs must be one of cards, strength"),
         (["--algo", "sd-cfr", "--advantage-memory", "1000000000"], "--advantage-memory must be at most 100,000,000"),
         (["--algo", "sd-cfr", "--preset", "huge"], "unknown --preset 'huge'"),
         (["--algo", "sd-cfr", "--preset", ""], "unknown --preset ''"),

@@ -137,6 +137,19 @@ def test_resuming_with_other_settings_is_refused(checkpoint: Path, extra: list[s
     assert read_checkpoint(checkpoint).iteration == 2
 
 
+def test_a_checkpoint_written_before_the_strength_input_resumes_as_reading_cards(checkpoint: Path) -> None:
+    """Settings added later (``inputs``) take their default in a checkpoint that lacks them: the run resumes to the
+    model of the checkpoint as written."""
+    older = checkpoint.with_name("older.npz")
+    older.write_bytes(checkpoint.read_bytes())
+    header = json.loads(arrays_of(older)["header"].tobytes())
+    assert header["settings"].pop("inputs") == "cards"
+    resume_changed(older, {"settings": header["settings"]})
+    train(checkpoint.parent, "--resume", "c.npz", "--iterations", "3", "--out", "as_written.json")
+    train(checkpoint.parent, "--resume", "older.npz", "--iterations", "3", "--out", "older.json")
+    same_model(checkpoint.parent, "as_written", "older")
+
+
 def resume_changed(path: Path, header: dict[str, Any] | None = None, **arrays: np.ndarray) -> None:
     """Rewrite the checkpoint with ``header`` fields and ``arrays`` changed."""
     with np.load(path) as archive:
@@ -165,6 +178,8 @@ def arrays_of(path: Path) -> dict[str, np.ndarray]:
         ({"settings": {"advantage_memory": 10**9}}, "advantage_memory must be at most 100,000,000"),
         ({"settings": {"hidden": [4096] * 40}}, "hidden has 40 layers; at most 16"),
         ({"settings": {"hidden": [16]}}, "'value0.0.weight' is float32[8, 11], expected float32[16, 11]"),
+        ({"settings": {"inputs": "pixels"}}, "inputs must be one of cards, strength"),
+        ({"settings": {"inputs": 1}}, "has no valid setting 'inputs'"),
         ({"arrays": {"advantage0.infoset": "out of range"}}, "names infosets the tree does not have"),
         ({"arrays": {"advantage0.iteration": "ahead"}}, "names iterations not yet run"),
         ({"arrays": {"current": "nan"}}, "array 'current' holds values that are not finite"),

@@ -61,23 +61,38 @@ def test_sample_keys_decode_to_the_information_state_tensors(game_id: str) -> No
         np.testing.assert_array_equal(got, expected)
 
 
-@pytest.mark.parametrize("game_id", [SMALL, "fhp", "rlcard:limit-holdem"])
-def test_the_gathered_first_layer_is_the_network_on_the_tensors(game_id: str) -> None:
+@pytest.mark.parametrize(
+    ("game_id", "inputs"),
+    [(SMALL, "cards"), (SMALL, "strength"), ("fhp", "cards"), ("fhp", "strength"), ("rlcard:limit-holdem", "cards")],
+)
+def test_the_gathered_first_layer_is_the_network_on_the_inputs(game_id: str, inputs: str) -> None:
     """The solver's forward pass (the first layer summed from a table's rows) gives the network's outputs on the
-    keys' information-state tensors, and the same gradient, within float32 rounding."""
-    s = solver(game_id, hidden=[64, 32])
+    keys' inputs, and the same gradient, within float32 rounding; the strength input is the hand's on the board of
+    the node's round."""
+    s = solver(game_id, hidden=[64, 32], inputs=inputs)
     betting = s.tree.engine.betting
     decisions = np.flatnonzero(betting.kind == DECISION)
     rows = np.arange(400) % 50 * betting.num_nodes + np.random.default_rng(3).choice(decisions, 400)
-    keys = s.keys(s.deal(50), rows)
+    cards = s.deal(50)
+    keys = s.keys(cards, rows)
     gathered, dense = s.value_networks[0], s._fresh_network()
     dense.load_state_dict(gathered.state_dict())
-    got, expected = s.forward(gathered, keys), dense(torch.from_numpy(s.inputs(keys)))
+    tensors = s.inputs(keys)
+    assert tensors.shape == (400, s.tensors.size + (inputs == "strength"))
+    got, expected = s.forward(gathered, keys), dense(torch.from_numpy(tensors))
     torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
     (got**2).sum().backward()
     (expected**2).sum().backward()
     for mine, theirs in zip(gathered.parameters(), dense.parameters(), strict=True):
         torch.testing.assert_close(mine.grad, theirs.grad, rtol=1e-4, atol=1e-4)
+    if s.strength is not None:
+        k, sizes = s.tensors.rules.num_hole_cards, s.strength.board_sizes
+        for row, value in zip(rows.tolist(), tensors[:, -1].tolist(), strict=True):
+            deal, node = divmod(row, betting.num_nodes)
+            player, round_ = int(betting.player[node]), int(betting.round[node])
+            hole = cards[deal, player * k : (player + 1) * k]
+            board = cards[deal, 2 * k : 2 * k + sizes[round_]]
+            assert value == s.strength.of_board(round_, hole[None, :], board)[0]
 
 
 @pytest.mark.parametrize("player", [0, 1])
@@ -117,10 +132,11 @@ def test_traversal_regrets_are_unbiased_samples_of_the_counterfactual_regrets(pl
     assert checked >= 20
 
 
-def test_a_model_trained_on_the_engine_scores_alike_on_both_trees_and_learns() -> None:
+@pytest.mark.parametrize("inputs", ["cards", "strength"])
+def test_a_model_trained_on_the_engine_scores_alike_on_both_trees_and_learns(inputs: str) -> None:
     """Its exact NashConv on the compiled tree equals the one on the public tree with every board (within float32
     rounding of the forward passes), and after a few iterations it is well below the uniform strategy's."""
-    s = solver(SMALL, "sd-cfr")
+    s = solver(SMALL, "sd-cfr", inputs=inputs)
     s.run(6)
     model = from_solver(s)
     on_compiled = exploitability_of_strategy(model.tree, model.strategy).nash_conv
@@ -142,17 +158,40 @@ def test_the_same_seed_gives_the_same_networks_on_one_machine() -> None:
     assert first.state().keys() == second.state().keys()
 
 
-def test_train_on_the_engine_writes_a_model_that_exploitability_scores_alike(tmp_path: Path) -> None:
+@pytest.mark.parametrize("inputs", ["cards", "strength"])
+def test_train_on_the_engine_writes_a_model_that_exploitability_scores_alike(tmp_path: Path, inputs: str) -> None:
     out = tmp_path / "m.json"
     args = ["train", "--game", SMALL, "--engine", "public-tree", "--algo", "deep-cfr", "--preset", "fast"]
     args += ["--traversals", "200", "--advantage-batches", "10", "--average-batches", "50", "--iterations", "2"]
-    result = run_cli([*args, "--out", str(out), "--seed", "1"])
+    result = run_cli([*args, "--inputs", inputs, "--out", str(out), "--seed", "1"])
     assert result.status == 0, result.err
     saved = json.loads(out.read_text())
     scored = run_cli(["exploitability", str(out), "--json"])
     assert scored.status == 0, scored.err
     assert json.loads(scored.out)["nash_conv"] == pytest.approx(saved["nash_conv"], rel=1e-9)
     assert saved["hyperparameters"]["engine"] == "holdem"
+    assert saved["inputs"] == saved["hyperparameters"]["inputs"] == inputs
+    saved["inputs"] = "pixels"
+    out.write_text(json.dumps(saved))
+    refused = run_cli(["exploitability", str(out)])
+    assert refused.status == 2 and refused.err.count("\n") == 1 and "not 'pixels'" in refused.err, refused.err
+
+
+@pytest.mark.parametrize(
+    ("game", "extra", "message"),
+    [
+        ("openspiel:kuhn_poker", [], "--inputs strength reads a hold'em hand's strength on the hold'em engine, not"),
+        (SMALL, ["--engine", "tree"], "--inputs strength reads a hold'em hand's strength on the hold'em engine, not"),
+        ("rlcard:limit-holdem", [], "classes of (board, hand) pairs or more, beyond the"),
+    ],
+)
+def test_the_strength_input_is_refused_in_one_line_where_it_cannot_be_read(
+    tmp_path: Path, game: str, extra: list[str], message: str
+) -> None:
+    args = ["train", "--game", game, "--algo", "sd-cfr", "--inputs", "strength", "--iterations", "1", *extra]
+    result = run_cli([*args, "--out", str(tmp_path / "m.json")])
+    assert result.status == 2
+    assert result.err.count("\n") == 1 and message in result.err, result.err
 
 
 @pytest.mark.parametrize(
@@ -185,12 +224,12 @@ def test_rlcard_tensors_encode_the_whole_history_exactly() -> None:
     assert np.unique(inputs, axis=0).shape[0] == rows.size
 
 
-@pytest.mark.parametrize("algorithm", ["deep-cfr", "sd-cfr"])
-def test_the_model_asked_state_by_state_plays_its_exact_strategy(algorithm: str) -> None:
+@pytest.mark.parametrize(("algorithm", "inputs"), [("deep-cfr", "cards"), ("sd-cfr", "cards"), ("sd-cfr", "strength")])
+def test_the_model_asked_state_by_state_plays_its_exact_strategy(algorithm: str, inputs: str) -> None:
     """Asked one OpenSpiel information state at a time (as on games no tree holds), a model trained on the engine
     plays, at every infoset of the compiled tree, the strategy computed there for every infoset at once (SD-CFR's
     mixture with its reaches over the player's own earlier decisions)."""
-    s = solver(SMALL, algorithm, **QUICK_AVERAGE)
+    s = solver(SMALL, algorithm, inputs=inputs, **QUICK_AVERAGE)
     s.run(3)
     model = from_solver(s)
     compiled = model.tree

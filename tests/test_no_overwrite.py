@@ -30,6 +30,7 @@ NOT_PATHS = {
     ("train", "preset"),
     ("train", "hidden"),
     ("train", "advantage_init"),
+    ("train", "inputs"),
     ("train", "ray"),
     ("exploitability", "game"),
     ("opponents", "game"),

@@ -243,7 +243,10 @@ CASES = [
             ("--learning-rate-decay", "0.5"),
             ("--preset", "fast"),
             *(
-                (f"--{name.replace('_', '-')}", {"advantage_init": "scratch", "learning_rate": "0.5"}.get(name, "2"))
+                (
+                    f"--{name.replace('_', '-')}",
+                    {"advantage_init": "scratch", "learning_rate": "0.5", "inputs": "cards"}.get(name, "2"),
+                )
                 for name in HYPERPARAMETERS
                 if name != "learning_rate_decay"
             ),

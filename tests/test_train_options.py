@@ -96,6 +96,7 @@ VALUES: dict[str, list[str]] = {
     "--gradient-clip": ["5"],
     "--threads": ["2"],
     "--kept-networks": ["1"],
+    "--inputs": ["cards"],
 }
 """A valid value of each option (and what else it needs to be seen: ``--eval-every`` a curve)."""
 EVERY_FAMILY = {"--game", "--algo", "--iterations", "--target-nash-conv", "--time-limit", "--seed", "--out"}

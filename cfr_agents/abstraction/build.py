@@ -131,25 +131,33 @@ def build_abstraction(
                 number, round_, cards, board, grouped, last, strength, rng, report, number == len(rounds) - 1
             )
         tables.append(class_table(cards, board, grouped, labels))
-    sizes = np.cumsum([0, *(math.comb(cards.num_cards, board.size) for board in boards)])
-    lengths = np.cumsum([0, *(table.size for table in tables)])
     return Abstraction(
         game_id=game,
         rules=rules,
         rounds=rounds,
         classes=classes,
-        tables=AbstractionTables(
-            num_buckets=np.array([round_.buckets for round_ in rounds], dtype=np.int64),
-            board_offset=sizes[:-1].astype(np.int64),
-            board_class=np.concatenate([board.board_class for board in boards]),
-            board_perm=np.concatenate([board.board_perm for board in boards]),
-            card_perm=cards.card_perm,
-            hand_of_colex=cards.hand_of_colex,
-            binomial=cards.binomial,
-            bucket_offset=lengths[:-1].astype(np.int64),
-            buckets=np.concatenate([table.reshape(-1) for table in tables]),
-        ),
+        tables=lookup_tables(cards, boards, tables, [round_.buckets for round_ in rounds]),
         build_seconds=time.perf_counter() - started,
+    )
+
+
+def lookup_tables(
+    cards: CardIndex, boards: Sequence[BoardIndex], tables: Sequence[NDArray[np.int32]], num_buckets: Sequence[int]
+) -> AbstractionTables:
+    """The :class:`AbstractionTables` of each round's ``(B_r, H)`` table of labels (:func:`class_table`), end to end,
+    with the board lookups of ``boards``."""
+    sizes = np.cumsum([0, *(math.comb(cards.num_cards, board.size) for board in boards)])
+    lengths = np.cumsum([0, *(table.size for table in tables)])
+    return AbstractionTables(
+        num_buckets=np.array(num_buckets, dtype=np.int64),
+        board_offset=sizes[:-1].astype(np.int64),
+        board_class=np.concatenate([board.board_class for board in boards]),
+        board_perm=np.concatenate([board.board_perm for board in boards]),
+        card_perm=cards.card_perm,
+        hand_of_colex=cards.hand_of_colex,
+        binomial=cards.binomial,
+        bucket_offset=lengths[:-1].astype(np.int64),
+        buckets=np.concatenate([table.reshape(-1) for table in tables]),
     )
 
 

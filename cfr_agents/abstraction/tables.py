@@ -13,7 +13,6 @@ bucket for each class of pairs (:mod:`~cfr_agents.abstraction.lossless`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -125,18 +124,22 @@ class Abstraction:
         """The bucket of each hand of ``hands`` ``(H, k)`` with the board cards ``board`` (distinct, as many as round
         ``round_`` deals, any order), at once: -1 for a hand that meets the board. As :func:`bucket_of` computes
         it: the board's canonical board and suit permutation, then the colexicographic rank of each hand's image."""
-        tables = self.tables
-        slot = int(tables.board_offset[round_]) + _colex([int(card) for card in board])
-        canonical, perm = int(tables.board_class[slot]), int(tables.board_perm[slot])
-        images = np.sort(tables.card_perm[perm][hands], axis=1)
-        ranks = tables.binomial[images, np.arange(1, images.shape[1] + 1)].sum(axis=1)
-        per_board = tables.hand_of_colex.shape[0]
-        row = int(tables.bucket_offset[round_]) + canonical * per_board
-        buckets: NDArray[np.int64] = tables.buckets[row + tables.hand_of_colex[ranks]].astype(np.int64)
-        buckets[np.isin(hands, np.asarray(board)).any(axis=1)] = -1
-        return buckets
+        cards = np.asarray(board, dtype=np.int64).reshape(1, -1)
+        return deal_buckets(self.tables, round_, np.asarray(hands, dtype=np.int64), cards.repeat(len(hands), axis=0))
 
 
-def _colex(cards: list[int]) -> int:
-    """The colexicographic rank of a set of cards."""
-    return sum(math.comb(card, i + 1) for i, card in enumerate(sorted(cards)))
+def deal_buckets(
+    tables: AbstractionTables, round_: int, holes: NDArray[np.int64], boards: NDArray[np.int64]
+) -> NDArray[np.int64]:
+    """The bucket of each row of ``holes`` ``(N, k)`` with the board cards of the same row of ``boards`` ``(N, m_r)``
+    (distinct, any order), at once: -1 where the hole cards meet the board. As :func:`bucket_of` computes it: each
+    board's canonical board and suit permutation, then the colexicographic rank of the hand's image."""
+    boards = np.sort(boards, axis=1)
+    slot = tables.board_offset[round_] + tables.binomial[boards, np.arange(1, boards.shape[1] + 1)].sum(axis=1)
+    canonical = tables.board_class[slot].astype(np.int64)
+    images = np.sort(tables.card_perm[tables.board_perm[slot].astype(np.int64)[:, None], holes], axis=1)
+    ranks = tables.binomial[images, np.arange(1, images.shape[1] + 1)].sum(axis=1)
+    row = tables.bucket_offset[round_] + canonical * tables.hand_of_colex.shape[0]
+    buckets: NDArray[np.int64] = tables.buckets[row + tables.hand_of_colex[ranks]].astype(np.int64)
+    buckets[(holes[:, :, None] == boards[:, None, :]).any(axis=(1, 2))] = -1
+    return buckets

@@ -33,6 +33,7 @@ HYPERPARAMETERS: dict[str, tuple[Any, str]] = {
         non_negative_int,
         "sd-cfr model file: the value networks of at most N iterations per player (0: all)",
     ),
+    "inputs": (None, "cards (the information-state tensor) or strength (with the hand's E[HS]; hold'em engine only)"),
 }
 """Every hyperparameter of :class:`~cfr_agents.solvers.neural.NeuralSettings`, as ``--traversals`` ..."""
 TABULAR_ONLY = ("suit_isomorphism", "sampling", "averaging", "epsilon", "chance_draws", "alpha", "beta", "gamma")

@@ -63,6 +63,7 @@ from adapters.holdem.betting import DEAL, DECISION, BettingTree
 from adapters.holdem.tensors import HoldemTensors, holdem_tensors
 from adapters.inputs import InputError
 from adapters.openspiel import PREFIX, OpenSpielGame
+from cfr_agents.abstraction.strength_input import StrengthInput, strength_input
 from cfr_agents.holdem_play import Position
 from cfr_agents.neural_policy import Layer, NeuralPolicy
 from cfr_agents.public_tree.engine import FloatArray
@@ -88,6 +89,13 @@ class NetworkStrategy:
     """One of :data:`RULES`."""
     terms: tuple[tuple[int, tuple[Network | None, Network | None]], ...]
     """:math:`(w_t, (\\theta^t_0, \\theta^t_1))`: each term's weight and each player's network (``None``: uniform)."""
+    inputs: str = "cards"
+    """What the networks read: the tensor, or the tensor then the strength input (``strength``)."""
+
+    @property
+    def strength(self) -> StrengthInput | None:
+        """The strength input the networks read after the tensor, if they do."""
+        return strength_input(self.game_id) if self.inputs == "strength" else None
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
@@ -101,10 +109,12 @@ def network_strategy(model: NeuralPolicy) -> NetworkStrategy:
     and each kept :math:`\\sigma^{t+1}` (regret matching on :math:`\\theta^t_p`, its block's linear weight)."""
     layers = model.layers
     if model.algorithm == "deep-cfr":
-        return NetworkStrategy(model.game_id, model.rules_fingerprint, "softmax", ((1, (layers["average"],) * 2),))
+        return NetworkStrategy(
+            model.game_id, model.rules_fingerprint, "softmax", ((1, (layers["average"],) * 2),), model.inputs
+        )
     terms: list[tuple[int, tuple[Network | None, Network | None]]] = [(1, (None, None))]
     terms += [(weight, (layers[f"value0.{t}"], layers[f"value1.{t}"])) for t, weight in model.iteration_weights]
-    return NetworkStrategy(model.game_id, model.rules_fingerprint, "regret-matching", tuple(terms))
+    return NetworkStrategy(model.game_id, model.rules_fingerprint, "regret-matching", tuple(terms), model.inputs)
 
 
 def torch_strategy(game_id: str, rule: str, network: Any, network_1: Any = None) -> NetworkStrategy:
@@ -134,6 +144,8 @@ class _Projection:
     """``(n, hidden)``: column :math:`W_{:,c}` of each board card."""
     hand: NDArray[Any]
     """``(H, hidden)``: :math:`\\sum_{c \\in h} W_{:,c}` per hand."""
+    strength: NDArray[Any] | None
+    """``(hidden,)``: the strength input's column :math:`W_{:,s}`, when the network reads it."""
     rest: tuple[tuple[NDArray[Any], NDArray[Any]], ...]
     """The other layers, ``(W^T, b)``."""
 
@@ -153,6 +165,7 @@ class Materialiser:
             raise InputError(f"the model is for {model.game_id}, not {tree.game_id}")
         self.tree, self.model, self.dtype = tree, model, dtype
         self.tensors: HoldemTensors = holdem_tensors(OpenSpielGame(tree.game_string).pyspiel_game)
+        self.strength = model.strength
         betting = tree.betting
         self._templates = self.tensors.betting_templates(betting)
         self._projections: dict[int, _Projection] = {}
@@ -183,16 +196,18 @@ class Materialiser:
         tensors, tree = self.tensors, self.tree
         (weight, bias), rest = network[0], network[1:]
         outputs = (rest[-1][0] if rest else weight).shape[0]
-        if weight.shape[1] != tensors.size or outputs < int(tree.betting.num_children.max()):
+        size = tensors.size + (self.strength is not None)
+        if weight.shape[1] != size or outputs < int(tree.betting.num_children.max()):
             raise InputError(
                 f"a network of {weight.shape[1]} inputs and {outputs} outputs does not read {tree.game_id}'s "
-                f"{tensors.size}-value tensors"
+                f"{size}-value inputs"
             )
         hole = weight[:, tensors.hole_offset : tensors.hole_offset + tensors.num_cards].T
         return _Projection(
-            node=(self._templates.astype(np.float64) @ weight.T + bias).astype(self.dtype),
+            node=(self._templates.astype(np.float64) @ weight[:, : tensors.size].T + bias).astype(self.dtype),
             board=weight[:, tensors.board_offset : tensors.board_offset + tensors.num_cards].T.astype(self.dtype),
             hand=hole[self.tree.hands].sum(axis=1).astype(self.dtype),
+            strength=None if self.strength is None else weight[:, tensors.size].astype(self.dtype),
             rest=tuple((w.T.astype(self.dtype), b.astype(self.dtype)) for w, b in rest),
         )
 
@@ -273,6 +288,9 @@ class Materialiser:
         valid = np.flatnonzero((tree.masks & segments.board_mask[s]) == 0)
         read, image = np.unique(self._representative(int(segments.group[s]))[valid], return_inverse=True)
         cards = np.array([c for board in segments.boards[s] for c in board], dtype=np.int64)
+        strength = None
+        if self.strength is not None:  # s_r(h, b) of each hand read, the segment's round r
+            strength = self.strength.of_board(int(tree.betting.round[nodes[0]]), tree.hands[read], cards)
         terms = self.model.terms
         outputs = np.zeros((len(terms), nodes.size, read.size, self._width), dtype=self.dtype)
         uniform = np.zeros((len(terms), nodes.size), dtype=bool)
@@ -285,6 +303,8 @@ class Materialiser:
                 projection = self._projections[id(network)]
                 node_part = projection.node[nodes[mine]] + projection.board[cards].sum(axis=0)
                 hand_part = projection.hand[read]
+                if strength is not None and projection.strength is not None:
+                    hand_part = hand_part + np.outer(strength, projection.strength).astype(self.dtype)  # + s W_{:,s}
                 first = np.empty_like(hand_part)
                 for j, part in zip(mine, node_part, strict=True):  # one node at a time: the rows stay in cache
                     outputs[t, j] = _forward(np.add(hand_part, part, out=first), projection.rest)[:, : self._width]
@@ -390,15 +410,7 @@ class StatePlayer:
         own = [(d, a) for d, a in path if int(betting.player[d]) == player]
         visited = [d for d, _ in own] + [node]
         width = int(betting.num_children.max())
-        rows = np.stack(
-            [
-                self.tensors.of_node(
-                    player, betting.sequence[d], list(board[: int(self._board_end[int(betting.round[d])])]), holes
-                )
-                for d in visited
-            ],
-            axis=1,
-        ).astype(np.float64)  # (H, visited, size)
+        rows = np.stack([self._inputs(player, d, board, holes) for d in visited], axis=1)  # (H, visited, inputs)
         count = rows.shape[0]
         mask = np.arange(width)[None, :] < betting.num_children[visited].astype(np.int64)[:, None]
         masks = np.tile(mask, (count, 1))
@@ -423,6 +435,18 @@ class StatePlayer:
             reached[:, None], numerator[:, :n] / np.where(reached, denominator, 1.0)[:, None], 1.0 / n
         )
         return played.T
+
+    def _inputs(self, player: int, node: int, board: Sequence[int], holes: NDArray[np.int64]) -> FloatArray:
+        """``(H, inputs)``: what the networks read at decision ``node`` for each hand, with the board of its round."""
+        round_ = int(self.betting.round[node])
+        dealt = list(board[: int(self._board_end[round_])])
+        rows: FloatArray = self.tensors.of_node(player, self.betting.sequence[node], dealt, holes).astype(np.float64)
+        strength = self.model.strength
+        if strength is None:
+            return rows
+        return np.concatenate(
+            [rows, strength.of_board(round_, holes, np.asarray(dealt, dtype=np.int64))[:, None]], axis=1
+        )
 
 
 _BLOCK: Final = 8

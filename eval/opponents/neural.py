@@ -133,6 +133,7 @@ def save(sidecar: str | Path, model: NeuralPolicy, provenance: Provenance) -> No
     data = {
         **provenance.to_json(),
         "hidden": list(model.hidden),
+        "inputs": model.inputs,
         "weights": weights.name,
         "weights_sha256": hashlib.sha256(content).hexdigest(),
     }
@@ -147,6 +148,9 @@ def load_model(sidecar: str | Path, data: Mapping[str, Any], provenance: Provena
     hidden = data.get("hidden")
     if not isinstance(hidden, list) or not all(isinstance(width, int) for width in hidden):
         raise InputError(f"{str(sidecar)!r} lacks the networks' hidden widths")
+    inputs = data.get("inputs", "cards")  # absent from the files written before the strength input
+    if not isinstance(inputs, str):
+        raise InputError(f"{str(sidecar)!r} names the networks' inputs {inputs!r}, not a string")
     assert provenance.iterations is not None
     return NeuralPolicy(
         provenance.game,
@@ -155,6 +159,7 @@ def load_model(sidecar: str | Path, data: Mapping[str, Any], provenance: Provena
         tuple(hidden),
         provenance.iterations,
         parse_weights(load, content, weights),
+        inputs,
     )
 
 

@@ -48,6 +48,7 @@ from adapters.holdem.engine import HoldemEngine, holdem_engine
 from adapters.holdem.tensors import HoldemTensors, holdem_tensors
 from adapters.inputs import InputError, UnsupportedGameError
 from adapters.openspiel import PREFIX, OpenSpielGame
+from cfr_agents.abstraction.strength_input import strength_input
 from cfr_agents.solvers.neural.sd_cfr import kept_weights
 from cfr_agents.solvers.neural.solver import TRAVERSAL_CHUNK, NeuralSettings, check_network_size, weighted_step
 from cfr_agents.solvers.neural.solver import Memory as _Memory
@@ -166,7 +167,9 @@ class HoldemNeuralSolver:
         self._node_bits = max(1, (self._nodes - 1).bit_length())
         if self._node_bits + CARD_BITS * int(self._visible.max()) > 63 or rules.deck_size >= 1 << CARD_BITS:
             raise UnsupportedGameError(f"{game_id}'s information states do not pack into 63-bit keys")
-        check_network_size(settings.hidden, self.tensors.size, 3)
+        self.strength = strength_input(engine.game_id) if settings.inputs == "strength" else None
+        """The hand-strength input, read after the tensor (``inputs="strength"``)."""
+        check_network_size(settings.hidden, self.num_inputs, 3)
         self._torch_seed = int(rng.integers(2**63))
         self._torch_rng = torch.Generator().manual_seed(self._torch_seed)
         self._stream = rng.integers(0, 2**64, size=4, dtype=np.uint64, endpoint=False)
@@ -183,9 +186,14 @@ class HoldemNeuralSolver:
         self.nodes_touched = 0
         self.training_seconds = 0.0
 
+    @property
+    def num_inputs(self) -> int:
+        """The networks' inputs: the information-state tensor, then the strength input when it is read."""
+        return self.tensors.size + (self.strength is not None)
+
     def _fresh_network(self, generator: Any = None) -> Any:
         return networks.mlp(
-            self.tensors.size, self.settings.hidden, 3, self._torch_rng if generator is None else generator
+            self.num_inputs, self.settings.hidden, 3, self._torch_rng if generator is None else generator
         )
 
     @property
@@ -312,52 +320,75 @@ class HoldemNeuralSolver:
         keys: IntArray = node | np.bitwise_or.reduce(packed << shifts[None, :], axis=1)
         return keys
 
-    def inputs(self, keys: IntArray) -> NDArray[np.float32]:
-        """``(len(keys), size)``: the information-state tensor of each key (:meth:`keys`): its node's template, the
-        player's hole cards and the board one-hot."""
+    def _decode(self, keys: IntArray) -> tuple[IntArray, IntArray]:
+        """Each key's node, and ``(len(keys), cards seen at most)``: the cards its player sees (:meth:`keys`), -1
+        where fewer are seen."""
         node = keys & ((1 << self._node_bits) - 1)
-        out: NDArray[np.float32] = self._templates[node].copy()
-        width = int(self._visible.max())
+        shifts = self._node_bits + CARD_BITS * np.arange(int(self._visible.max()), dtype=np.int64)
+        cards: IntArray = ((keys[:, None] >> shifts[None, :]) & ((1 << CARD_BITS) - 1)) - 1
+        return node, cards
+
+    def _strengths(self, node: IntArray, cards: IntArray) -> NDArray[np.float32]:
+        """The strength input :math:`s_r(h, b)` of each decoded key (:meth:`_decode`): its node's round, hole cards
+        and board."""
+        assert self.strength is not None
+        rounds = self.tree.engine.betting.round[node].astype(np.int64)
+        return self.strength.of_deals(rounds, cards[:, : self._hole], np.maximum(cards[:, self._hole :], 0))
+
+    def inputs(self, keys: IntArray) -> NDArray[np.float32]:
+        """``(len(keys), num_inputs)``: the information-state tensor of each key (:meth:`keys`): its node's
+        template, the player's hole cards and the board one-hot, then the strength input when it is read."""
+        node, cards = self._decode(keys)
+        out: NDArray[np.float32] = np.zeros((keys.size, self.num_inputs), dtype=np.float32)
+        out[:, : self.tensors.size] = self._templates[node]
         rows = np.arange(keys.size)
-        for j in range(width):
-            card = (keys >> (self._node_bits + CARD_BITS * j)) & ((1 << CARD_BITS) - 1)
-            present = card > 0
+        for j in range(cards.shape[1]):
+            present = cards[:, j] >= 0
             offset = self.tensors.hole_offset if j < self._hole else self.tensors.board_offset
-            out[rows[present], offset + card[present] - 1] = 1.0
+            out[rows[present], offset + cards[present, j]] = 1.0
+        if self.strength is not None:
+            out[:, -1] = self._strengths(node, cards)
         return out
 
     def forward(self, network: Any, keys: IntArray) -> Any:
-        r"""The network's outputs at the tensors of ``keys`` (:meth:`inputs`), its first layer gathered rather than
-        multiplied: :math:`W x + b = (W t_d + b) + \sum_{c} W_{:,c}` over the one-hot entries of the cards, with
-        :math:`t_d` the node's template, so the product with the hundred-odd inputs runs once per betting node,
-        not once per row (as :mod:`cfr_agents.public_tree.neural` reads a model). The sum is one bag of rows per
-        key (``embedding_bag``) of the table :math:`[W T^\top + b;\ W_{\mathrm{hole}};\ W_{\mathrm{board}};\ 0]`:
-        the node's row, then each card's column of the hole or the board block, the zero row where no card is
-        seen."""
+        r"""The network's outputs at the inputs of ``keys`` (:meth:`inputs`), its first layer gathered rather than
+        multiplied: :math:`W x + b = (W t_d + b) + \sum_{c} W_{:,c} + s\,W_{:,s}` over the one-hot entries of the
+        cards (and the strength input :math:`s`, when read), with :math:`t_d` the node's template, so the product
+        with the hundred-odd inputs runs once per betting node, not once per row (as
+        :mod:`cfr_agents.public_tree.neural` reads a model). The sum is one weighted bag of rows per key
+        (``embedding_bag``) of the table :math:`[W T^\top + b;\ W_{\mathrm{hole}};\ W_{\mathrm{board}};\ 0;\
+        W_{:,s}]`: the node's row, then each card's column of the hole or the board block, the zero row where no
+        card is seen, and the strength's column weighted by :math:`s`."""
         torch = networks.torch_module()
         first, rest = network[0], network[1:]
         columns = first.weight.T
-        cards, blank = self.tensors.num_cards, self._nodes + 2 * self.tensors.num_cards
+        cards, tensors = self.tensors.num_cards, self.tensors
         table = torch.cat(
             [
-                self._templates_torch @ columns + first.bias,  # W t_d + b
-                columns[self.tensors.hole_offset : self.tensors.hole_offset + cards],
-                columns[self.tensors.board_offset : self.tensors.board_offset + cards],
+                self._templates_torch @ columns[: tensors.size] + first.bias,  # W t_d + b
+                columns[tensors.hole_offset : tensors.hole_offset + cards],
+                columns[tensors.board_offset : tensors.board_offset + cards],
                 columns.new_zeros((1, columns.shape[1])),
+                columns[tensors.size :],  # W_{:,s}
             ]
         )
-        return rest(torch.nn.functional.embedding_bag(self._bag(keys), table, mode="sum", padding_idx=blank))
-
-    def _bag(self, keys: IntArray) -> Any:
-        """``(len(keys), 1 + cards seen at most)``: the rows of :meth:`forward`'s table that each key sums."""
-        cards, blank = self.tensors.num_cards, self._nodes + 2 * self.tensors.num_cards
-        bag = np.empty((keys.size, 1 + int(self._visible.max())), dtype=np.int64)
-        bag[:, 0] = keys & ((1 << self._node_bits) - 1)
-        for j in range(1, bag.shape[1]):
-            card = (keys >> (self._node_bits + CARD_BITS * (j - 1))) & ((1 << CARD_BITS) - 1)
-            block = self._nodes + (0 if j <= self._hole else cards)
-            bag[:, j] = np.where(card > 0, block + card - 1, blank)  # + W_{:,c}
-        return networks.torch_module().from_numpy(bag)
+        node, seen = self._decode(keys)
+        blank = self._nodes + 2 * cards
+        block = np.where(np.arange(seen.shape[1]) < self._hole, self._nodes, self._nodes + cards)
+        bag = np.concatenate([node[:, None], np.where(seen >= 0, block + seen, blank)], axis=1)  # + W_{:,c}
+        weights = None
+        if self.strength is not None:
+            bag = np.concatenate([bag, np.full((keys.size, 1), blank + 1)], axis=1)
+            weights = np.ones(bag.shape, dtype=np.float32)
+            weights[:, -1] = self._strengths(node, seen)  # + s W_{:,s}
+        hidden = torch.nn.functional.embedding_bag(
+            torch.from_numpy(bag),
+            table,
+            mode="sum",
+            padding_idx=blank,
+            per_sample_weights=None if weights is None else torch.from_numpy(weights),
+        )
+        return rest(hidden)
 
     def _train_value_network(self, player: int) -> None:
         """Train :math:`\\theta_p` on mini-batches of :math:`\\mathcal M_{V,p}` (weighted by iteration)."""

@@ -44,6 +44,9 @@ from cfr_agents.solvers.sampling import kernel_tree
 from cfr_agents.tree import CompiledTree, FloatArray, state_arrays
 
 ADVANTAGE_INIT = ("scratch", "last")
+INPUTS = ("cards", "strength")
+"""What the networks read: the information-state tensor alone, or on the hold'em engine the hand's strength too
+(:mod:`cfr_agents.abstraction.strength_input`)."""
 TRAVERSAL_CHUNK = 4096
 """Traversals per call of the compiled kernel: their samples' buffers are sized for this many."""
 LEARNING_RATE = Interval(0.0, 1.0, open_low=True)
@@ -97,6 +100,9 @@ class NeuralSettings:
     """SD-CFR's model file: the value networks of at most this many iterations per player, splitting the linear
     weight into equal blocks, the last among them (0: every iteration's). Training is unchanged; the model
     plays, and is scored as, the mixture over the kept iterations (:mod:`cfr_agents.neural_policy`)."""
+    inputs: str = "cards"
+    r"""One of :data:`INPUTS`: ``strength`` adds the hand's :math:`\mathrm{E}[\mathrm{HS}]` on the board dealt so far
+    to the tensor (hold'em games on the engine only)."""
 
     def check(self) -> None:
         """Refuse, in one line naming the setting, a value out of its range or beyond :data:`LIMITS`."""
@@ -128,6 +134,10 @@ class NeuralSettings:
                 "{advantage_init} must be one of {choices}, got {got!r}",
                 choices=", ".join(ADVANTAGE_INIT),
                 got=self.advantage_init,
+            )
+        if self.inputs not in INPUTS:
+            raise ParameterError(
+                "{inputs} must be one of {choices}, got {got!r}", choices=", ".join(INPUTS), got=self.inputs
             )
         for name, allowed in (
             ("learning_rate", LEARNING_RATE),
@@ -330,6 +340,11 @@ class NeuralSolver(ABC):
         rng: np.random.Generator,
     ) -> None:
         settings.check()
+        if settings.inputs != "cards":
+            raise InputError(
+                f"--inputs {settings.inputs} reads a hold'em hand's strength on the hold'em engine, "
+                f"not {tree.game_id}'s compiled tree"
+            )
         torch = networks.torch_module()
         torch.set_num_threads(settings.threads)
         if tensors.shape[0] != tree.num_infosets:
