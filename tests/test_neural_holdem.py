@@ -158,8 +158,9 @@ def test_the_same_seed_gives_the_same_networks_on_one_machine() -> None:
     assert first.state().keys() == second.state().keys()
 
 
-@pytest.mark.parametrize("inputs", ["cards", "strength"])
-def test_train_on_the_engine_writes_a_model_that_exploitability_scores_alike(tmp_path: Path, inputs: str) -> None:
+def test_train_on_the_engine_writes_a_model_that_exploitability_scores_alike(tmp_path: Path) -> None:
+    """Trained with the strength input, which the model file records and its readers read (a bad value refused)."""
+    inputs = "strength"
     out = tmp_path / "m.json"
     args = ["train", "--game", SMALL, "--engine", "public-tree", "--algo", "deep-cfr", "--preset", "fast"]
     args += ["--traversals", "200", "--advantage-batches", "10", "--average-batches", "50", "--iterations", "2"]
@@ -224,7 +225,7 @@ def test_rlcard_tensors_encode_the_whole_history_exactly() -> None:
     assert np.unique(inputs, axis=0).shape[0] == rows.size
 
 
-@pytest.mark.parametrize(("algorithm", "inputs"), [("deep-cfr", "cards"), ("sd-cfr", "cards"), ("sd-cfr", "strength")])
+@pytest.mark.parametrize(("algorithm", "inputs"), [("deep-cfr", "cards"), ("sd-cfr", "strength")])
 def test_the_model_asked_state_by_state_plays_its_exact_strategy(algorithm: str, inputs: str) -> None:
     """Asked one OpenSpiel information state at a time (as on games no tree holds), a model trained on the engine
     plays, at every infoset of the compiled tree, the strategy computed there for every infoset at once (SD-CFR's

@@ -139,13 +139,18 @@ class Engine:
         response: FloatArray | None = None,
         *,
         chunk: int = CHUNK_SEGMENTS,
+        frozen_rounds: int = 0,
     ) -> FloatArray:
         """:math:`q_i(\\text{root}, h)` for every hand ``h``: sums over deals, not yet times the chance :math:`c`.
         In ``BEST_RESPONSE`` mode, ``response`` (a strategy array) receives the best response at ``player``'s nodes.
 
         ``strategies`` is a profile over the whole tree, or a :data:`Source` asked for the segments of each round
         before it runs, the last round ``chunk`` segments at a time: a strategy too large to hold whole (a
-        network's on every board) is then made and scored a chunk at a time."""
+        network's on every board) is then made and scored a chunk at a time.
+
+        The rounds before ``frozen_rounds`` keep the profile's strategies whatever ``mode``: their values are the
+        profile's evaluated (no update, no best response there), so an update or a best response acts in the later
+        rounds only."""
         rounds = self.tree.segments.round_start
         last = rounds.shape[0] - 2
         step = update if update is not None else self._no_update
@@ -153,17 +158,18 @@ class Engine:
         source = strategies if callable(strategies) else (lambda first, stop: strategies)
         state = (self._deal_reach, self._deal_value, self._entry_value, out)
 
-        def run(first: int, stop: int, backward: bool) -> None:
-            run_round(first, stop, player, mode, backward, self.arrays, source(first, stop), step, *state)
+        def run(first: int, stop: int, backward: bool, round_: int) -> None:
+            acting = mode if round_ >= frozen_rounds else EVALUATE
+            run_round(first, stop, player, acting, backward, self.arrays, source(first, stop), step, *state)
 
         for r in range(last):
-            run(int(rounds[r]), int(rounds[r + 1]), False)
+            run(int(rounds[r]), int(rounds[r + 1]), False, r)
         segments = self.tree.segments
         for r in range(last, -1, -1):
             first, stop = int(rounds[r]), int(rounds[r + 1])
             pieces = range(first, stop, chunk) if r == last and callable(strategies) else (first,)
             for start in pieces:
-                run(start, stop if len(pieces) == 1 else min(start + chunk, stop), True)
+                run(start, stop if len(pieces) == 1 else min(start + chunk, stop), True, r)
             if r > 0:
                 gather(
                     int(segments.first_slot[rounds[r - 1]]),

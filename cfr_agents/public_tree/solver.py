@@ -51,6 +51,8 @@ class PublicTreeSolver:
         self._cumulative = np.zeros(tree.size)
         self._scalars = np.zeros(2)
         """``(t, K)``: iterations run, and the log-scale of the cumulative strategy."""
+        self.frozen_rounds = 0
+        """The rounds, from the first, whose strategy no iteration updates (:mod:`~cfr_agents.public_tree.endgame`)."""
         placement = own_placement(tree)
         self._profile = profile(self._sigma, self._sigma, placement, placement)
 
@@ -78,7 +80,8 @@ class PublicTreeSolver:
                         float(rule.discount_first),
                     ]
                 )
-                self._engine.root_values(player, UPDATE, self._profile, (self._regret, self._cumulative, scalars))
+                update = (self._regret, self._cumulative, scalars)
+                self._engine.root_values(player, UPDATE, self._profile, update, frozen_rounds=self.frozen_rounds)
             self._scalars[0] = t
 
     def iterate(self) -> None:
