@@ -24,8 +24,10 @@ the one-hot :math:`e_h` of its cards, so the first layer is
    + \underbrace{\textstyle\sum_{c \in \text{board}} W_{:,c}}_{\text{per segment}}
    + \underbrace{\textstyle\sum_{c \in h} W_{:,c}}_{\text{per hand}},
 
-three tables gathered and added (no product with the 100-odd inputs per row), and the other layers are matrix
-products over every hand of a segment's decision nodes at once, in ``float32`` by default (:class:`Materialiser`).
+three tables gathered and added (no product with the 100-odd inputs per row), plus :math:`s_r(h, b)\,W_{:,s}` per hand
+when the model reads the strength input (:mod:`cfr_agents.abstraction.strength_input`, the segment's round and board),
+and the other layers are matrix products over every hand of a segment's decision nodes at once, in ``float32`` by
+default (:class:`Materialiser`).
 Hands that meet the board play uniformly (no deal reaches them).
 
 Suit isomorphism. On a tree with every board the strategy is the model's own at every information state. On a
