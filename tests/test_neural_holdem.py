@@ -63,7 +63,13 @@ def test_sample_keys_decode_to_the_information_state_tensors(game_id: str) -> No
 
 @pytest.mark.parametrize(
     ("game_id", "inputs"),
-    [(SMALL, "cards"), (SMALL, "strength"), ("fhp", "cards"), ("fhp", "strength"), ("rlcard:limit-holdem", "cards")],
+    [
+        (SMALL, "cards"),
+        (SMALL, "strength"),
+        ("fhp", "cards"),
+        ("fhp", "strength"),
+        pytest.param("rlcard:limit-holdem", "cards", marks=pytest.mark.slow),
+    ],
 )
 def test_the_gathered_first_layer_is_the_network_on_the_inputs(game_id: str, inputs: str) -> None:
     """The solver's forward pass (the first layer summed from a table's rows) gives the network's outputs on the
@@ -132,7 +138,7 @@ def test_traversal_regrets_are_unbiased_samples_of_the_counterfactual_regrets(pl
     assert checked >= 20
 
 
-@pytest.mark.parametrize("inputs", ["cards", "strength"])
+@pytest.mark.parametrize("inputs", ["cards", pytest.param("strength", marks=pytest.mark.slow)])
 def test_a_model_trained_on_the_engine_scores_alike_on_both_trees_and_learns(inputs: str) -> None:
     """Its exact NashConv on the compiled tree equals the one on the public tree with every board (within float32
     rounding of the forward passes), and after a few iterations it is well below the uniform strategy's."""
@@ -158,6 +164,7 @@ def test_the_same_seed_gives_the_same_networks_on_one_machine() -> None:
     assert first.state().keys() == second.state().keys()
 
 
+@pytest.mark.slow
 def test_train_on_the_engine_writes_a_model_that_exploitability_scores_alike(tmp_path: Path) -> None:
     """Trained with the strength input, which the model file records and its readers read (a bad value refused)."""
     inputs = "strength"
@@ -183,7 +190,9 @@ def test_train_on_the_engine_writes_a_model_that_exploitability_scores_alike(tmp
     [
         ("openspiel:kuhn_poker", [], "--inputs strength reads a hold'em hand's strength on the hold'em engine, not"),
         (SMALL, ["--engine", "tree"], "--inputs strength reads a hold'em hand's strength on the hold'em engine, not"),
-        ("rlcard:limit-holdem", [], "classes of (board, hand) pairs or more, beyond the"),
+        pytest.param(
+            "rlcard:limit-holdem", [], "classes of (board, hand) pairs or more, beyond the", marks=pytest.mark.slow
+        ),
     ],
 )
 def test_the_strength_input_is_refused_in_one_line_where_it_cannot_be_read(
@@ -225,7 +234,9 @@ def test_rlcard_tensors_encode_the_whole_history_exactly() -> None:
     assert np.unique(inputs, axis=0).shape[0] == rows.size
 
 
-@pytest.mark.parametrize(("algorithm", "inputs"), [("deep-cfr", "cards"), ("sd-cfr", "strength")])
+@pytest.mark.parametrize(
+    ("algorithm", "inputs"), [("deep-cfr", "cards"), pytest.param("sd-cfr", "strength", marks=pytest.mark.slow)]
+)
 def test_the_model_asked_state_by_state_plays_its_exact_strategy(algorithm: str, inputs: str) -> None:
     """Asked one OpenSpiel information state at a time (as on games no tree holds), a model trained on the engine
     plays, at every infoset of the compiled tree, the strategy computed there for every infoset at once (SD-CFR's

@@ -341,9 +341,10 @@ class NeuralSolver(ABC):
     ) -> None:
         settings.check()
         if settings.inputs != "cards":
-            raise InputError(
-                f"--inputs {settings.inputs} reads a hold'em hand's strength on the hold'em engine, "
-                f"not {tree.game_id}'s compiled tree"
+            raise ParameterError(
+                "{inputs} {got} reads a hold'em hand's strength on the hold'em engine, not {game}'s compiled tree",
+                got=settings.inputs,
+                game=tree.game_id,
             )
         torch = networks.torch_module()
         torch.set_num_threads(settings.threads)
