@@ -167,12 +167,8 @@ class NeuralPolicy:
         from cfr_agents.abstraction.strength_input import strength_input
         from cfr_agents.solvers.neural.holdem import engine_tensors
 
-        layout, strength = engine_tensors(holdem_engine(self.game_id)), strength_input(self.game_id)
-        k, n = layout.rules.num_hole_cards, layout.num_cards
-        holes = np.nonzero(rows[:, layout.hole_offset : layout.hole_offset + n])[1].reshape(-1, k)
-        dealt = rows[:, layout.board_offset : layout.board_offset + n] > 0
-        count = dealt.sum(axis=1)
-        boards = np.argsort(~dealt, axis=1, kind="stable")[:, : max(strength.board_sizes)]  # the dealt cards first
+        strength = strength_input(self.game_id)
+        holes, boards, count = engine_tensors(holdem_engine(self.game_id)).cards_of(rows)
         rounds = np.searchsorted(np.asarray(strength.board_sizes), count)
         return np.concatenate([rows, strength.of_deals(rounds, holes, boards)[:, None].astype(np.float64)], axis=1)
 

@@ -78,6 +78,21 @@ def test_each_sampled_state_s_tensor_is_openspiel_s(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", GAMES)
+def test_the_cards_read_back_from_openspiel_s_tensors_are_the_state_s(name: str) -> None:
+    """:meth:`HoldemTensors.cards_of` on OpenSpiel's tensors of sampled states: the player's hole cards and the
+    board dealt so far (in ascending order), and how many board cards are dealt."""
+    game, tensors, _ = loaded(name)
+    seen = list(sampled(game, 200, seed=3))
+    holes, boards, count = tensors.cards_of(np.stack([one.tensor for one in seen]))
+    assert holes.tolist() == [sorted(one.hole) for one in seen]
+    assert count.tolist() == [len(one.board) for one in seen]
+    assert [row[:n] for row, n in zip(boards.tolist(), count.tolist(), strict=True)] == [
+        sorted(one.board) for one in seen
+    ]
+    assert {len(one.board) for one in seen} == {0, *np.cumsum(tensors.rules.board_cards[1:]).tolist()}
+
+
+@pytest.mark.parametrize("name", GAMES)
 def test_every_hand_at_a_public_node_gets_openspiel_s_tensor(name: str) -> None:
     """At a few sampled public nodes, every hand the board leaves: the state with that hand's hole cards (the
     other player holds the lowest cards left) has the row of :meth:`HoldemTensors.of_node` as its tensor."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyspiel
@@ -109,6 +110,16 @@ class HoldemTensors:
         out = np.zeros(self.size, dtype=np.float32)
         out[self.board_offset + self._cards(board)] = 1.0
         return out
+
+    def cards_of(self, rows: NDArray[Any]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+        """The inverse of the cards' one-hot in ``rows`` ``(N, size)``: the hole cards ``(N, k)``, the board cards
+        ``(N, board cards of the last round)`` in ascending order, those dealt first, and how many are dealt
+        ``(N,)``."""
+        n = self.num_cards
+        holes = np.nonzero(rows[:, self.hole_offset : self.hole_offset + n])[1].reshape(-1, self.rules.num_hole_cards)
+        dealt = rows[:, self.board_offset : self.board_offset + n] > 0
+        boards = np.argsort(~dealt, axis=1, kind="stable")[:, : sum(self.rules.board_cards)]
+        return holes.astype(np.int64), boards.astype(np.int64), dealt.sum(axis=1).astype(np.int64)
 
     def _cards(self, cards: Sequence[int]) -> NDArray[np.int64]:
         found = np.asarray(cards, dtype=np.int64).reshape(-1)

@@ -165,6 +165,8 @@ class HoldemNeuralSolver:
         """The cards the player to act sees at each node: its hole cards and the board dealt by the node's round."""
         self._dealt = 2 * self._hole + sum(rules.board_cards)
         self._node_bits = max(1, (self._nodes - 1).bit_length())
+        self._card_shifts = self._node_bits + CARD_BITS * np.arange(int(self._visible.max()), dtype=np.int64)
+        """Where each seen card's field starts in a key (:meth:`keys`), after the node's bits."""
         if self._node_bits + CARD_BITS * int(self._visible.max()) > 63 or rules.deck_size >= 1 << CARD_BITS:
             raise UnsupportedGameError(f"{game_id}'s information states do not pack into 63-bit keys")
         self.strength = strength_input(engine.game_id) if settings.inputs == "strength" else None
@@ -316,16 +318,14 @@ class HoldemNeuralSolver:
         board = cards[deal[:, None], np.minimum(2 * self._hole + column - self._hole, self._dealt - 1)]
         visible = np.where(column < self._hole, hole, board)
         packed = np.where(column < seen[:, None], visible + 1, 0)
-        shifts = self._node_bits + CARD_BITS * np.arange(width, dtype=np.int64)
-        keys: IntArray = node | np.bitwise_or.reduce(packed << shifts[None, :], axis=1)
+        keys: IntArray = node | np.bitwise_or.reduce(packed << self._card_shifts[None, :], axis=1)
         return keys
 
     def _decode(self, keys: IntArray) -> tuple[IntArray, IntArray]:
         """Each key's node, and ``(len(keys), cards seen at most)``: the cards its player sees (:meth:`keys`), -1
         where fewer are seen."""
         node = keys & ((1 << self._node_bits) - 1)
-        shifts = self._node_bits + CARD_BITS * np.arange(int(self._visible.max()), dtype=np.int64)
-        cards: IntArray = ((keys[:, None] >> shifts[None, :]) & ((1 << CARD_BITS) - 1)) - 1
+        cards: IntArray = ((keys[:, None] >> self._card_shifts[None, :]) & ((1 << CARD_BITS) - 1)) - 1
         return node, cards
 
     def _strengths(self, node: IntArray, cards: IntArray) -> NDArray[np.float32]:
