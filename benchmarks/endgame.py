@@ -1,6 +1,7 @@
 """Endgame solving measured exactly: a blueprint's NashConv and the NashConv of the blueprint with every endgame
-(every public state of the last round) re-solved from the ranges it leads to, and the exact value of the re-solved
-agent against the blueprint, in both seats.
+(every public state of the last round) re-solved, unsafely from the ranges it leads to and safely through the
+re-solving gadget, the exact value of each re-solved agent against the blueprint in both seats, and each agent's
+exact local best response.
 
     python -m benchmarks.endgame --game holdem-12 --blueprint dcfr:3,dcfr:10,dcfr:30,m.json \\
         --out benchmarks/results/endgame_holdem12
@@ -8,8 +9,9 @@ agent against the blueprint, in both seats.
 
 ``--blueprint`` lists agent files of the game (a model, a strategy file, an abstraction agent), each read on the tree
 with suit-canonical boards as matches on it play it (a network reads each hand's canonical image), or ``dcfr:N``,
-full-game DCFR stopped after N iterations. The endgames are solved by DCFR (:mod:`cfr_agents.public_tree.endgame`)
-on the game's public tree with suit-canonical boards; the endgame gap is what both players gain at most by changing
+full-game DCFR stopped after N iterations. The endgames are solved by DCFR (:mod:`cfr_agents.public_tree.endgame`,
+:mod:`cfr_agents.public_tree.safe_endgame`, whose two re-solves, one per player, run as many iterations each) on
+the game's public tree with suit-canonical boards; the endgame gap is what both players gain at most by changing
 their play in the last round alone (0 when every endgame is solved for its ranges). ``m.json`` above is the SD-CFR
 model of ``train --game holdem-12 --engine public-tree --algo sd-cfr --preset fast --traversals 1000
 --advantage-batches 20 --advantage-batch-size 4096 --hidden 64,64 --iterations 20 --inputs strength --out m.json``.
@@ -31,12 +33,17 @@ from cfr_agents.files import write_atomic
 from cfr_agents.public_tree.endgame import EndgameSolver
 from cfr_agents.public_tree.engine import Engine, FloatArray, own_placement, profile
 from cfr_agents.public_tree.kernels import BEST_RESPONSE, EVALUATE
+from cfr_agents.public_tree.safe_endgame import safe_resolve
 from cfr_agents.public_tree.solver import PublicTreeSolver
 from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.solvers import ALGORITHMS
 from eval.exploitability import public_exploitability
 from eval.holdem import Placed, batched, exact_head_to_head, game_tree, strategy_array
+from eval.lbr import local_best_response
 from eval.opponents import load_opponent
+
+KINDS = {"blueprint": "blueprint", "resolved": "unsafe re-solving", "safe": "safe re-solving"}
+"""The agents of each row, as the JSON's keys name them."""
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -51,18 +58,26 @@ def main(argv: list[str] | None = None) -> None:
     lines = [
         f"# Endgame solving on {args.game}: every endgame by {args.iterations} DCFR iterations",
         "",
-        "| blueprint | NashConv | re-solved NashConv | endgame gap | re-solved gap | re-solved vs blueprint (seats) "
-        "| solving |",
+        "| blueprint | agent | NashConv | LBR | endgame gap | vs blueprint (seats) | solving |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for row in rows:
-        seats = ", ".join(f"{value:+.1f}" for value in row["resolved_against_blueprint_seats_mbb"])
-        lines.append(
-            f"| {row['blueprint']} | {row['blueprint_nash_conv']:.1f} | {row['resolved_nash_conv']:.1f} "
-            f"| {row['blueprint_endgame_gap']:.1f} | {row['resolved_endgame_gap']:.3f} "
-            f"| {row['resolved_against_blueprint_mbb']:+.1f} ({seats}) | {row['solve_seconds']:.1f} s |"
-        )
-    lines += ["", "All in mbb/g, exact, on the public tree with suit-canonical boards."]
+        for kind, label in KINDS.items():
+            duel, seconds = "", ""
+            if kind != "blueprint":
+                seats = ", ".join(f"{value:+.1f}" for value in row[f"{kind}_against_blueprint_seats_mbb"])
+                duel = f"{row[f'{kind}_against_blueprint_mbb']:+.1f} ({seats})"
+                seconds = f"{row[f'{kind}_solve_seconds']:.1f} s"
+            lines.append(
+                f"| {row['blueprint']} | {label} | {row[f'{kind}_nash_conv']:.1f} | {row[f'{kind}_lbr']:.1f} "
+                f"| {row[f'{kind}_endgame_gap']:.3f} | {duel} | {seconds} |"
+            )
+    lines += [
+        "",
+        "All in mbb/g, exact, on the public tree with suit-canonical boards. NashConv is the sum of both best "
+        "responses' values; LBR (`eval.lbr.local_best_response`, checking and calling in no round) the mean of its "
+        "two seats', a lower bound on half the NashConv.",
+    ]
     print("\n".join(lines))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(args.out.with_suffix(".json"), json.dumps(rows, indent=1) + "\n")
@@ -77,21 +92,32 @@ def measure(tree: PublicTree, game: str, name: str, iterations: int) -> dict[str
     solver = EndgameSolver(tree, ALGORITHMS["dcfr"], "dcfr", blueprint)
     started = time.perf_counter()
     solver.run(iterations)
-    resolved = solver.average_strategy()
+    strategies = {"resolved": solver.average_strategy()}
     solving = time.perf_counter() - started
+    del solver
+    started = time.perf_counter()
+    strategies["safe"] = safe_resolve(tree, ALGORITHMS["dcfr"], "dcfr", blueprint, iterations)
+    safe_solving = time.perf_counter() - started
     mbb = 1000 / tree.rules.big_blind
-    scores = {key: score(tree, strategy) for key, strategy in (("blueprint", blueprint), ("resolved", resolved))}
+    scores = {key: score(tree, strategy) for key, strategy in (("blueprint", blueprint), *strategies.items())}
     own = own_placement(tree)
-    duel = exact_head_to_head(tree, Placed(resolved, own), Placed(blueprint, own))
+    duels = {
+        key: exact_head_to_head(tree, Placed(strategy, own), Placed(blueprint, own))
+        for key, strategy in strategies.items()
+    }
     return {
         "game": canonical_game_id(game),
         "blueprint": name,
         "iterations": iterations,
         "blueprint_seconds": made,
-        "solve_seconds": solving,
+        "resolved_solve_seconds": solving,
+        "safe_solve_seconds": safe_solving,
         **{f"{key}_{part}": value * mbb for key, values in scores.items() for part, value in values.items()},
-        "resolved_against_blueprint_mbb": duel.value * mbb,
-        "resolved_against_blueprint_seats_mbb": [value * mbb for value in duel.seat_values],
+        **{f"{key}_against_blueprint_mbb": duel.value * mbb for key, duel in duels.items()},
+        **{
+            f"{key}_against_blueprint_seats_mbb": [value * mbb for value in duel.seat_values]
+            for key, duel in duels.items()
+        },
         "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
     }
 
@@ -109,7 +135,7 @@ def make_blueprint(tree: PublicTree, game: str, name: str) -> FloatArray:
 
 
 def score(tree: PublicTree, strategy: FloatArray) -> dict[str, float]:
-    """NashConv and the endgame gap, in chips."""
+    """NashConv, the endgame gap and the exact LBR value, in chips."""
     engine, own = Engine(tree), own_placement(tree)
     both = profile(strategy, strategy, own, own)
     last = tree.rules.num_rounds - 1
@@ -121,7 +147,9 @@ def score(tree: PublicTree, strategy: FloatArray) -> dict[str, float]:
         )
         for p in range(2)
     )
-    return {"nash_conv": public_exploitability(tree, strategy, own, engine).nash_conv, "endgame_gap": gap}
+    _, lbr = local_best_response(tree, Placed(strategy, own), engine=engine)
+    nash_conv = public_exploitability(tree, strategy, own, engine).nash_conv
+    return {"nash_conv": nash_conv, "endgame_gap": gap, "lbr": lbr.value}
 
 
 if __name__ == "__main__":

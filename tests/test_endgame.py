@@ -1,5 +1,6 @@
 """Endgame solving on the public tree: the blueprint kept before the last round, every endgame solved from the
-ranges it leads to, and best responses confined to the later rounds."""
+ranges it leads to (unsafe), or through the re-solving gadget (safe), and best responses confined to the later
+rounds."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from adapters.openspiel import PREFIX
 from cfr_agents.public_tree.endgame import EndgameSolver
 from cfr_agents.public_tree.engine import Engine, FloatArray, canonical_random_strategy, own_placement, profile
 from cfr_agents.public_tree.kernels import BEST_RESPONSE, EVALUATE
+from cfr_agents.public_tree.safe_endgame import GadgetSolver, acting_entries, safe_resolve
 from cfr_agents.public_tree.solver import PublicTreeSolver
 from cfr_agents.public_tree.tree import PublicTree, build_public_tree
 from cfr_agents.solvers import ALGORITHMS
@@ -81,3 +83,58 @@ def test_a_blueprint_that_is_not_a_strategy_of_the_tree_is_refused() -> None:
         EndgameSolver(tree, ALGORITHMS["dcfr"], "dcfr", np.zeros(3))
     with pytest.raises(InputError, match="finite numbers"):
         EndgameSolver(tree, ALGORITHMS["dcfr"], "dcfr", np.full(tree.size, np.nan))
+
+
+def entry_best_responses(tree: PublicTree, strategy: FloatArray, player: int) -> FloatArray:
+    """``player``'s counterfactual best-response values at the entry of each endgame (the last round's segments)
+    against ``strategy``, the rounds before played as ``strategy`` plays them."""
+    engine, placement, last = Engine(tree), own_placement(tree), tree.rules.num_rounds - 1
+    engine.root_values(player, BEST_RESPONSE, profile(strategy, strategy, placement, placement), frozen_rounds=last)
+    rounds = tree.segments.round_start
+    return engine.entry_values[rounds[last] : rounds[last + 1]].copy()
+
+
+def test_scaling_the_opponent_s_reach_at_entry_scales_the_player_s_values_there() -> None:
+    """Counterfactual values are linear in the opponent's reach: scaling player 1's reach at every segment's entry
+    by :math:`c` scales player 0's values at each endgame's entry by :math:`c`, and leaves player 1's own values."""
+    tree = public()
+    strategy = canonical_random_strategy(tree, np.random.default_rng(5))
+    engine, placement = Engine(tree), own_placement(tree)
+    both = profile(strategy, strategy, placement, placement)
+    rounds, last = tree.segments.round_start, tree.rules.num_rounds - 1
+    endgames = slice(int(rounds[last]), int(rounds[last + 1]))
+    scale = np.ones((tree.segments.count, tree.num_hands))
+    scale[endgames] = 0.25
+    for player, factor in ((0, 0.25), (1, 1.0)):
+        engine.root_values(player, EVALUATE, both)
+        plain = engine.entry_values[endgames].copy()
+        engine.root_values(player, EVALUATE, both, entry_scale=(1, scale))
+        np.testing.assert_allclose(engine.entry_values[endgames], factor * plain, rtol=1e-12, atol=1e-12)
+        assert np.abs(plain).max() > 0
+
+
+def test_safe_resolving_gives_the_opponent_no_more_in_any_endgame_than_the_blueprint_does() -> None:
+    """Each player's best response gains at most :math:`\\mathrm{CBV}_O(S, h)` at every endgame's entry against the
+    safely re-solved strategy, as against the blueprint, so it is no more exploitable; unsafe endgame solving of
+    the same blueprint gives some hands more."""
+    tree = public()
+    coarse = blueprint(3)
+    safe = safe_resolve(tree, ALGORITHMS["dcfr"], "dcfr", coarse, 300)
+    unsafe_solver = EndgameSolver(tree, ALGORITHMS["dcfr"], "dcfr", coarse)
+    unsafe_solver.run(300)
+    unsafe = unsafe_solver.average_strategy()
+    for player in range(2):
+        cbv = GadgetSolver(tree, ALGORITHMS["dcfr"], "dcfr", coarse, 1 - player).cbv
+        np.testing.assert_allclose(cbv, entry_best_responses(tree, coarse, player), rtol=0, atol=0)
+        scale = 1e-12 * np.abs(cbv).max()
+        assert (entry_best_responses(tree, safe, player) - cbv).max() <= scale
+        assert (entry_best_responses(tree, unsafe, player) - cbv).max() > 1.0
+    trunk = unsafe_solver.trunk
+    np.testing.assert_array_equal(safe[:trunk], coarse[:trunk])
+    assert (acting_entries(tree, 0) ^ acting_entries(tree, 1)).all()
+    assert sum(values(tree, safe, BEST_RESPONSE)) <= sum(values(tree, coarse, BEST_RESPONSE)) + 1e-9
+
+
+def test_a_re_solving_player_other_than_0_or_1_is_refused() -> None:
+    with pytest.raises(InputError, match="re-solving player"):
+        GadgetSolver(public(), ALGORITHMS["dcfr"], "dcfr", blueprint(1), 2)

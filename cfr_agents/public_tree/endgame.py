@@ -10,7 +10,7 @@ player :math:`p`'s own reach of :math:`S` holding :math:`h` under the blueprint 
 solved anew by CFR under any update rule, vectors over both players' hands, and the agent plays the blueprint until
 the last round and the subgame's average strategy in it: unsafe endgame solving (Ganzfried & Sandholm, AAMAS 2015),
 which assumes the opponent reached :math:`S` by the blueprint too (safe re-solving, Burch, Johanson & Bowling 2014,
-would bound what that assumption can cost; it is not done here).
+bounds what that assumption can cost: :mod:`~cfr_agents.public_tree.safe_endgame`).
 
 Every subgame at once: the regrets of the last round depend on the reaches at its entry only, so CFR on the whole
 public tree with the earlier rounds frozen to :math:`\sigma_B` (their backward pass evaluates the blueprint,

@@ -129,6 +129,15 @@ class Engine:
         self._slot_group = segments.group[owner] if tree.num_slots else np.zeros(1, dtype=np.int64)
         self._no_update: Update = (np.zeros(1), np.zeros(1), np.zeros(7))
         self._no_response = np.zeros(1)
+        self._no_scale = np.ones((1, 1))
+
+    @property
+    def entry_values(self) -> FloatArray:
+        """``(segments, hands)``: each segment's values at its entry in the last pass (:meth:`root_values`), of the
+        player that pass evaluated; read-only, overwritten by the next pass."""
+        view = self._entry_value.view()
+        view.flags.writeable = False
+        return view
 
     def root_values(
         self,
@@ -140,6 +149,7 @@ class Engine:
         *,
         chunk: int = CHUNK_SEGMENTS,
         frozen_rounds: int = 0,
+        entry_scale: tuple[int, FloatArray] | None = None,
     ) -> FloatArray:
         """:math:`q_i(\\text{root}, h)` for every hand ``h``: sums over deals, not yet times the chance :math:`c`.
         In ``BEST_RESPONSE`` mode, ``response`` (a strategy array) receives the best response at ``player``'s nodes.
@@ -150,13 +160,17 @@ class Engine:
 
         The rounds before ``frozen_rounds`` keep the profile's strategies whatever ``mode``: their values are the
         profile's evaluated (no update, no best response there), so an update or a best response acts in the later
-        rounds only."""
+        rounds only. ``entry_scale``, ``(p, scale)``: player ``p``'s reach at each segment's entry is multiplied by
+        ``scale[s]`` (``(segments, hands)``), in the forward passes of the segments and the rounds after them."""
         rounds = self.tree.segments.round_start
         last = rounds.shape[0] - 2
         step = update if update is not None else self._no_update
         out = response if response is not None else self._no_response
         source = strategies if callable(strategies) else (lambda first, stop: strategies)
-        state = (self._deal_reach, self._deal_value, self._entry_value, out)
+        scaled, scale = entry_scale if entry_scale is not None else (-1, self._no_scale)
+        if scaled >= 0 and scale.shape != self._entry_value.shape:
+            raise ValueError(f"an entry scale is {self._entry_value.shape}, not {scale.shape}")
+        state = (self._deal_reach, self._deal_value, self._entry_value, out, scaled, scale)
 
         def run(first: int, stop: int, backward: bool, round_: int) -> None:
             acting = mode if round_ >= frozen_rounds else EVALUATE

@@ -76,13 +76,20 @@ def run_round(
     deal_value: np.ndarray,
     entry_value: np.ndarray,
     response: np.ndarray,
+    scaled: int,
+    entry_scale: np.ndarray,
 ) -> None:
     """The pass of segments ``first`` to ``stop - 1`` (one round's), in parallel: forward only (storing the
     reach at deal nodes in ``deal_reach``), or forward and backward (``entry_value[s]``: the values at entry).
     In ``BEST_RESPONSE`` mode a ``response`` as long as a strategy receives the best response, a pure strategy
-    laid out over the tree's own segments (the first best action where several tie); pass one number to skip it."""
+    laid out over the tree's own segments (the first best action where several tie); pass one number to skip it.
+    Player ``scaled``'s reach at each segment's entry is multiplied by ``entry_scale[s]`` (a player's choice to
+    enter the segment, :mod:`~cfr_agents.public_tree.safe_endgame`); ``scaled`` -1 leaves the reaches as they are."""
     for s in prange(first, stop):
-        _segment(s, player, mode, backward, tree, strategies, update, deal_reach, deal_value, entry_value, response)
+        _segment(
+            s, player, mode, backward, tree, strategies, update, deal_reach, deal_value, entry_value, response,
+            scaled, entry_scale,
+        )  # fmt: skip
 
 
 @njit(cache=True, error_model="numpy")
@@ -98,6 +105,8 @@ def _segment(
     deal_value: np.ndarray,
     entry_value: np.ndarray,
     response: np.ndarray,
+    scaled: int,
+    entry_scale: np.ndarray,
 ) -> None:
     kind, acting, first_child, num_children, spent, ranges, node_offset, node_slot, hands, masks = tree[:10]
     segment_range, parent_slot, board_mask, board_id, first_slot = tree[10:15]
@@ -118,6 +127,9 @@ def _segment(
         for p in range(2):
             for h in range(num_hands):
                 reach[0, p, h] = deal_reach[parent_slot[s], p, h] * valid[h]
+    if scaled >= 0:
+        for h in range(num_hands):
+            reach[0, scaled, h] *= entry_scale[s, h]
     for local in range(count):  # forward, parents before children
         node = start + local
         if kind[node] == 0:

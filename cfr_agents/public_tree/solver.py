@@ -18,7 +18,7 @@ from adapters.games import canonical_game_id
 from adapters.inputs import InputError
 from adapters.openspiel import PREFIX
 from cfr_agents.public_tree.engine import Engine, FloatArray, normalised, own_placement, profile, uniform_strategy
-from cfr_agents.public_tree.kernels import UPDATE
+from cfr_agents.public_tree.kernels import UPDATE, Update
 from cfr_agents.public_tree.tree import PublicTree, build_public_tree
 from cfr_agents.solvers.full_tree_kernel import average_weight
 from cfr_agents.solvers.update_rule import UpdateRule, discount
@@ -80,9 +80,12 @@ class PublicTreeSolver:
                         float(rule.discount_first),
                     ]
                 )
-                update = (self._regret, self._cumulative, scalars)
-                self._engine.root_values(player, UPDATE, self._profile, update, frozen_rounds=self.frozen_rounds)
+                self._update(player, (self._regret, self._cumulative, scalars))
             self._scalars[0] = t
+
+    def _update(self, player: int, update: Update) -> None:
+        """Player ``player``'s update of one iteration: a pass over the whole tree."""
+        self._engine.root_values(player, UPDATE, self._profile, update, frozen_rounds=self.frozen_rounds)
 
     def iterate(self) -> None:
         self.run(1)
