@@ -180,6 +180,7 @@ def test_ray_gives_the_same_results_as_local_workers(local_ray: None, tmp_path: 
     assert deterministic(on_ray) == deterministic(local)
 
 
+@pytest.mark.slow  # a minute on two cores; the default suite retries a killed local worker
 def test_a_killed_ray_worker_is_retried_from_its_checkpoint(
     local_ray: None, tmp_path: Path, clean_leduc: dict[str, Any]
 ) -> None:
