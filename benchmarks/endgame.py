@@ -85,33 +85,26 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def measure(tree: PublicTree, game: str, name: str, iterations: int) -> dict[str, Any]:
-    """One blueprint's figures, in mbb/g."""
+    """One blueprint's figures, in mbb/g. Each re-solved strategy is scored as soon as it is made and dropped, so
+    the blueprint, one re-solved strategy and one solver's arrays are held at once."""
     started = time.perf_counter()
     blueprint = make_blueprint(tree, game, name)
     made = time.perf_counter() - started
-    solver = EndgameSolver(tree, ALGORITHMS["dcfr"], "dcfr", blueprint)
-    started = time.perf_counter()
-    solver.run(iterations)
-    strategies = {"resolved": solver.average_strategy()}
-    solving = time.perf_counter() - started
-    del solver
-    started = time.perf_counter()
-    strategies["safe"] = safe_resolve(tree, ALGORITHMS["dcfr"], "dcfr", blueprint, iterations)
-    safe_solving = time.perf_counter() - started
-    mbb = 1000 / tree.rules.big_blind
-    scores = {key: score(tree, strategy) for key, strategy in (("blueprint", blueprint), *strategies.items())}
-    own = own_placement(tree)
-    duels = {
-        key: exact_head_to_head(tree, Placed(strategy, own), Placed(blueprint, own))
-        for key, strategy in strategies.items()
-    }
+    mbb, own = 1000 / tree.rules.big_blind, own_placement(tree)
+    scores, duels, seconds = {"blueprint": score(tree, blueprint)}, {}, {}
+    for kind in ("resolved", "safe"):
+        started = time.perf_counter()
+        strategy = resolve(tree, blueprint, iterations, safe=kind == "safe")
+        seconds[kind] = time.perf_counter() - started
+        scores[kind] = score(tree, strategy)
+        duels[kind] = exact_head_to_head(tree, Placed(strategy, own), Placed(blueprint, own))
+        del strategy
     return {
         "game": canonical_game_id(game),
         "blueprint": name,
         "iterations": iterations,
         "blueprint_seconds": made,
-        "resolved_solve_seconds": solving,
-        "safe_solve_seconds": safe_solving,
+        **{f"{kind}_solve_seconds": value for kind, value in seconds.items()},
         **{f"{key}_{part}": value * mbb for key, values in scores.items() for part, value in values.items()},
         **{f"{key}_against_blueprint_mbb": duel.value * mbb for key, duel in duels.items()},
         **{
@@ -120,6 +113,15 @@ def measure(tree: PublicTree, game: str, name: str, iterations: int) -> dict[str
         },
         "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
     }
+
+
+def resolve(tree: PublicTree, blueprint: FloatArray, iterations: int, *, safe: bool) -> FloatArray:
+    """``blueprint`` with every endgame re-solved by ``iterations`` DCFR iterations, unsafely or safely."""
+    if safe:
+        return safe_resolve(tree, ALGORITHMS["dcfr"], "dcfr", blueprint, iterations)
+    solver = EndgameSolver(tree, ALGORITHMS["dcfr"], "dcfr", blueprint)
+    solver.run(iterations)
+    return solver.average_strategy()
 
 
 def make_blueprint(tree: PublicTree, game: str, name: str) -> FloatArray:
