@@ -138,3 +138,18 @@ def test_safe_resolving_gives_the_opponent_no_more_in_any_endgame_than_the_bluep
 def test_a_re_solving_player_other_than_0_or_1_is_refused() -> None:
     with pytest.raises(InputError, match="re-solving player"):
         GadgetSolver(public(), ALGORITHMS["dcfr"], "dcfr", blueprint(1), 2)
+
+
+def test_a_safe_re_solve_resumed_from_its_state_continues_as_if_never_stopped() -> None:
+    """The gadget's regrets and choices are part of the state: 4 iterations, a fresh solver restored from the state,
+    4 more, give the average strategy of 8 iterations in one run, entry for entry."""
+    tree, coarse = public(), blueprint(3)
+    whole = GadgetSolver(tree, ALGORITHMS["dcfr"], "dcfr", coarse, 0)
+    whole.run(8)
+    first = GadgetSolver(tree, ALGORITHMS["dcfr"], "dcfr", coarse, 0)
+    first.run(4)
+    resumed = GadgetSolver(tree, ALGORITHMS["dcfr"], "dcfr", coarse, 0)
+    resumed.restore(first.state())
+    resumed.run(4)
+    np.testing.assert_array_equal(resumed.average_strategy(), whole.average_strategy())
+    assert set(first.state()) >= {"gadget_regret", "follow"}
