@@ -77,10 +77,10 @@ def expected_estimate(t: CompiledTree, aivat: HoldemAivat, profile: FloatArray, 
         (0, False, "no"),
         (1, True, "no"),
         (0, True, "held"),
-        (1, False, "held"),
+        pytest.param(1, False, "held", marks=pytest.mark.slow),  # the cases after the first four: slow
         (0, True, "imagined"),
-        (1, True, "imagined"),
-        (1, False, "imagined"),
+        pytest.param(1, True, "imagined", marks=pytest.mark.slow),
+        pytest.param(1, False, "imagined", marks=pytest.mark.slow),
     ],
     ids=[
         "the hand held",

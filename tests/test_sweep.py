@@ -173,6 +173,7 @@ def test_ray_missing_is_refused_with_the_extra_to_install(tmp_path: Path, monkey
     assert status == 2 and "pip install 'cfr-agents[ray]'" in err
 
 
+@pytest.mark.slow  # a Ray runtime's workers start slowly; `train --ray` runs on Ray in the default suite
 def test_ray_gives_the_same_results_as_local_workers(local_ray: None, tmp_path: Path) -> None:
     local = sweep([*KUHN_SWEEP, "--workers", "2"], tmp_path / "local")
     on_ray = sweep([*KUHN_SWEEP, "--ray"], tmp_path / "ray")
