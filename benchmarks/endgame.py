@@ -37,7 +37,6 @@ from cfr_agents.public_tree.safe_endgame import safe_resolve
 from cfr_agents.public_tree.solver import PublicTreeSolver
 from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.solvers import ALGORITHMS
-from eval.exploitability import public_exploitability
 from eval.holdem import Placed, batched, exact_head_to_head, game_tree, strategy_array
 from eval.lbr import local_best_response
 from eval.opponents import load_opponent
@@ -150,7 +149,7 @@ def score(tree: PublicTree, strategy: FloatArray) -> dict[str, float]:
         for p in range(2)
     )
     _, lbr = local_best_response(tree, Placed(strategy, own), engine=engine)
-    nash_conv = public_exploitability(tree, strategy, own, engine).nash_conv
+    nash_conv = sum(lbr.best_response_values)  # zero-sum: NashConv is the sum of the best responses' values
     return {"nash_conv": nash_conv, "endgame_gap": gap, "lbr": lbr.value}
 
 

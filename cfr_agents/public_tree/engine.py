@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
@@ -237,19 +237,26 @@ def normalised(tree: PublicTree, weights: FloatArray, arrays: Tree | None = None
 
 def uniform_strategy(tree: PublicTree) -> FloatArray:
     """Every legal action with the same probability, at every node and hand."""
-    betting, segments, hands = tree.betting, tree.segments, tree.num_hands
+    children = tree.betting.num_children
+    return laid_out(tree, lambda node: np.full(int(children[node]) * tree.num_hands, 1.0 / int(children[node])))
+
+
+def laid_out(tree: PublicTree, block: Callable[[int], NDArray[Any]]) -> NDArray[Any]:
+    """An array laid out as a strategy over ``tree``'s own segments, holding ``block(node)`` (``num_children[node]
+    * H`` numbers, action by action, hand by hand) at each decision node of every segment."""
+    betting, segments = tree.betting, tree.segments
     templates = []
     for index, (start, stop) in enumerate(betting.ranges):
-        template = np.empty(int(tree.range_size[index]))
-        for node in range(start, stop):
-            if tree.node_offset[node] >= 0:
-                n = int(betting.num_children[node])
-                template[tree.node_offset[node] : tree.node_offset[node] + n * hands] = 1.0 / n
+        parts = {node: block(node) for node in range(start, stop) if tree.node_offset[node] >= 0}
+        kind = np.result_type(*parts.values()) if parts else np.float64
+        template = np.zeros(int(tree.range_size[index]), dtype=kind)
+        for node, part in parts.items():
+            template[tree.node_offset[node] : tree.node_offset[node] + part.shape[0]] = part
         templates.append(template)
-    strategy = np.empty(tree.size)
+    out = np.zeros(tree.size, dtype=np.result_type(*templates))
     for offset, index in zip(segments.offset, segments.range_index, strict=True):
-        strategy[offset : offset + templates[index].shape[0]] = templates[index]
-    return strategy
+        out[offset : offset + templates[index].shape[0]] = templates[index]
+    return out
 
 
 def canonical_placement(tree: PublicTree, canonical: PublicTree) -> Placement:

@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 
 from adapters.inputs import InputError
 from cfr_agents.public_tree.endgame import EndgameSolver
-from cfr_agents.public_tree.engine import FloatArray, own_placement, profile
+from cfr_agents.public_tree.engine import FloatArray, laid_out, own_placement, profile
 from cfr_agents.public_tree.kernels import BEST_RESPONSE, UPDATE, Update
 from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.solvers.update_rule import UpdateRule
@@ -100,18 +100,10 @@ class GadgetSolver(EndgameSolver):
 
 def acting_entries(tree: PublicTree, player: int) -> NDArray[np.bool_]:
     """The entries of a strategy array (laid out over ``tree``'s own segments) at ``player``'s decision nodes."""
-    betting, hands = tree.betting, tree.num_hands
-    templates = []
-    for index, (start, stop) in enumerate(betting.ranges):
-        template = np.zeros(int(tree.range_size[index]), dtype=bool)
-        for node in range(start, stop):
-            if tree.node_offset[node] >= 0 and betting.player[node] == player:
-                begin = tree.node_offset[node]
-                template[begin : begin + int(betting.num_children[node]) * hands] = True
-        templates.append(template)
-    mask = np.zeros(tree.size, dtype=bool)
-    for offset, index in zip(tree.segments.offset, tree.segments.range_index, strict=True):
-        mask[offset : offset + templates[index].shape[0]] = templates[index]
+    betting = tree.betting
+    mask: NDArray[np.bool_] = laid_out(
+        tree, lambda node: np.full(int(betting.num_children[node]) * tree.num_hands, betting.player[node] == player)
+    )
     return mask
 
 
