@@ -4,15 +4,17 @@ each public node, then the engine's best responses.
     python -m benchmarks.holdem_neural --boards canonical --out benchmarks/results/holdem_neural
     python -m benchmarks.holdem_neural --boards every --out benchmarks/results/holdem_neural_every
     python -m benchmarks.holdem_neural --model sdcfr.json --out benchmarks/results/fhp_sd_cfr_scoring
+    python -m benchmarks.holdem_neural --model sdcfr.json --kept 16 --out sdcfr_16
 
 Without ``--model`` the model is a network of the Deep CFR paper's (64, 64, 64) shape, freshly initialised from a
 seeded generator, read as Deep CFR's average network (softmax): the times are what any trained network of that
 shape costs. ``--model`` scores a model ``train`` wrote (Deep CFR's average network, or SD-CFR's mixture of its
-kept networks) and records its training beside the scoring. ``canonical``: the network reads each canonical board
-and each hand's smallest suit-equivalent hand, so its strategy is suit-canonical and the 1,755 canonical flops
-score it. ``every``: the
-network reads every board as it is; the strategy (4.1e9 entries) is made and scored a chunk of segments at a
-time, once per seat's best response (NashConv is their sum: the game is zero-sum).
+kept networks) and records its training beside the scoring; ``--kept K`` scores an SD-CFR model thinned to K of its
+kept networks, as if it had been trained with ``--kept-networks K``. ``canonical``: the network reads each
+canonical board and each hand's smallest suit-equivalent hand, so its strategy is suit-canonical and the 1,755
+canonical flops score it. ``every``: the network reads every board as it is; the strategy (4.1e9 entries) is
+made and scored a chunk of segments at a time, once per seat's best response (NashConv is their sum: the game is
+zero-sum).
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--boards", choices=("canonical", "every"), default="canonical")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--model", help="a model file written by train (default: a fresh network)")
+    parser.add_argument(
+        "--kept", type=int, default=0, help="an SD-CFR model thinned to this many of its kept networks (0: all)"
+    )
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/holdem_neural"))
     args = parser.parse_args(argv)
     game_string = canonical_game_id(args.game).removeprefix(PREFIX)
@@ -58,10 +63,12 @@ def main(argv: list[str] | None = None) -> None:
     else:
         loaded = load_opponent(args.model, args.game)
         assert isinstance(loaded.agent.raw, NeuralPolicy), f"{args.model} is not a neural model"
-        model, hidden = network_strategy(loaded.agent.raw), list(loaded.agent.raw.hidden)
+        raw = loaded.agent.raw.thinned(args.kept) if args.kept else loaded.agent.raw
+        model, hidden = network_strategy(raw), list(raw.hidden)
         sidecar = json.loads(Path(args.model).read_text())
         trained = {name: sidecar.get(name) for name in ("kind", "iterations", "training_seconds", "hyperparameters")}
         trained["terms"] = len(model.terms)
+        trained["kept_iterations"] = list(raw.kept_iterations) if raw.algorithm == "sd-cfr" else None
     started = time.perf_counter()
     tree = build_public_tree(game_string, canonical=args.boards == "canonical")
     build = time.perf_counter() - started

@@ -326,6 +326,28 @@ def test_a_thinned_sd_cfr_model_plays_the_block_weighted_mixture_of_its_kept_ite
     assert not np.allclose(expected, solver.average_strategy(), atol=1e-3)  # thinning changed what is played
 
 
+def test_thinning_a_saved_model_keeps_what_training_with_fewer_networks_keeps() -> None:
+    """A model of every iteration's networks thinned to K holds the networks a model trained with
+    ``kept_networks=K`` holds; thinned again, each block ends at the first kept network at or after its t_j."""
+    from cfr_agents.neural_policy import from_solver
+    from cfr_agents.solvers.neural.sd_cfr import kept_weights
+
+    compiled = tree(KUHN)
+    solver = make_neural_solver(
+        compiled, encoder(game(KUHN)).of_keys(compiled.infoset_keys), "sd-cfr", FAST, rng=np.random.default_rng(5)
+    )
+    solver.run(10)
+    every = from_solver(solver)
+    assert every.kept_iterations == tuple(range(1, 10))
+    thinned = every.thinned(3)
+    assert thinned.kept_iterations == (6, 8, 9)
+    expected = kept_weights(solver.kept, 10, 3)
+    assert sorted(thinned.weights) == sorted(expected)
+    assert all(np.array_equal(thinned.weights[name], expected[name]) for name in expected)
+    assert thinned.thinned(2).kept_iterations == (8, 9)  # t_1 = ceil(9 sqrt(1/2)) = 7: the first kept after is 8
+    assert thinned.thinned(5).kept_iterations == (6, 8, 9) and every.thinned(0).kept_iterations == every.kept_iterations
+
+
 def train_model(folder: Path, algorithm: str, game_id: str = "rlcard:kuhn-poker") -> tuple[Path, dict[str, Any]]:
     """``cfr-agents train --algo ALGORITHM`` with the fast preset: the model's sidecar and its JSON report."""
     out = folder / f"{algorithm}.json"

@@ -17,9 +17,10 @@ traversals used.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -79,14 +80,18 @@ class SingleDeepCFRSolver(NeuralSolver):
         }
 
 
-def kept_iterations(iterations: int, keep: int) -> list[int]:
+def kept_iterations(iterations: int, keep: int, candidates: Sequence[int] | None = None) -> list[int]:
     r"""The iterations :math:`t` whose value networks an SD-CFR model of ``iterations`` iterations keeps: every
     :math:`1 \le t < T` (:math:`\theta^T` defines :math:`\sigma^{T+1}`, which no iteration played), or ``keep`` of
-    them (0: all), in blocks of equal linear weight, :math:`t_j \approx (T-1)\sqrt{j/K}`, the last among them."""
+    them (0: all), in blocks of equal linear weight, :math:`t_j \approx (T-1)\sqrt{j/K}`, the last among them.
+    From ``candidates`` (the iterations a model already kept, :math:`T-1` among them), each :math:`t_j` is the first
+    candidate at or after it (the last candidate if none is)."""
     played = list(range(1, iterations))
-    if keep and keep < len(played):
-        return sorted({played[math.ceil(len(played) * math.sqrt((j + 1) / keep)) - 1] for j in range(keep)})
-    return played
+    pool = sorted(candidates) if candidates is not None else played
+    if keep and keep < len(pool):
+        targets = (played[math.ceil(len(played) * math.sqrt((j + 1) / keep)) - 1] for j in range(keep))
+        return sorted({pool[min(bisect.bisect_left(pool, t), len(pool) - 1)] for t in targets})
+    return pool
 
 
 def kept_weights(kept: Mapping[str, NDArray[np.float32]], iterations: int, keep: int) -> dict[str, NDArray[np.float32]]:
