@@ -26,8 +26,10 @@ the one-hot :math:`e_h` of its cards, so the first layer is
 
 three tables gathered and added (no product with the 100-odd inputs per row), plus :math:`s_r(h, b)\,W_{:,s}` per hand
 when the model reads the strength input (:mod:`cfr_agents.abstraction.strength_input`, the segment's round and board),
-and the other layers are matrix products over every hand of a segment's decision nodes at once, in ``float32`` by
-default (:class:`Materialiser`).
+and the other layers are matrix products over every hand of a decision node at once, in ``float32`` by default
+(:class:`Materialiser`). In SD-CFR's mixture a term's network runs only on the hands whose own reach under that
+term is positive at the node: the other hands weigh nothing in :math:`\bar\sigma_p` there, nor below (most
+(term, hand) pairs past the first round, as a term's regret matching often plays an action never).
 Hands that meet the board play uniformly (no deal reaches them).
 
 Suit isomorphism. On a tree with every board the strategy is the model's own at every information state. On a
@@ -154,10 +156,11 @@ class _Projection:
 
 class Materialiser:
     """A :class:`NetworkStrategy` written into strategy arrays of one public tree (module docstring), segment by
-    segment: per segment and network, one forward pass over the player's decision nodes times the hands' images
-    under the board's stabilizer. The segments of a chunk run on one thread per core, each thread's products on one
-    BLAS thread (:func:`_blas_alone`; BLAS's own threads wait for each other on every product, several times slower
-    on cores shared with other work); where NumPy's BLAS cannot be held to one thread, on one thread of ours."""
+    segment: per decision node and term, one forward pass over the hands' images under the board's stabilizer (for
+    a mixture, over the images that term reaches the node with). The segments of a chunk run on one thread per
+    core, each thread's products on one BLAS thread (:func:`_blas_alone`; BLAS's own threads wait for each other on
+    every product, several times slower on cores shared with other work); where NumPy's BLAS cannot be held to one
+    thread, on one thread of ours."""
 
     def __init__(self, tree: PublicTree, model: NetworkStrategy, *, dtype: type[np.floating[Any]] = np.float32) -> None:
         if (
@@ -268,8 +271,7 @@ class Materialiser:
         """Write segment ``s``'s entries into ``out`` (laid out from offset ``origin``): every hand uniform, then the
         model's strategy at the hands the board leaves; returns how many rows that is."""
         tree = self.tree
-        nodes, valid, read, image, sigma = self._sigmas(s)
-        played = sigma[0] if len(self.model.terms) == 1 else self._mixture(s, sigma, nodes, valid, read, image)
+        nodes, valid, image, played = self._played(s)
         start = int(tree.segments.offset[s]) - origin
         for j, node in enumerate(nodes):
             n = int(self._children[node])
@@ -279,12 +281,14 @@ class Materialiser:
             block[:, valid] = played[j, image, :n].T
         return nodes.size * valid.size
 
-    def _sigmas(self, s: int) -> tuple[IntArray, IntArray, IntArray, IntArray, NDArray[np.float64]]:
-        """Segment ``s``'s decision nodes, the hands its board leaves, the images the networks read (hands, in
-        increasing order), the image of each hand the board leaves (a column of ``read``), and each term's
-        :math:`\\sigma^t` there, ``(T, nodes, images, A)``: per network, one forward pass over the images at each of
-        the player's nodes, then every term decoded at once."""
-        tree = self.tree
+    def _played(self, s: int) -> tuple[IntArray, IntArray, IntArray, NDArray[np.float64]]:
+        """Segment ``s``'s decision nodes, the hands its board leaves, the image each of them is read as (a column of
+        the images, hands in increasing order), and the strategy played at the images, ``(nodes, images, A)``: the
+        one term's, or SD-CFR's :math:`\\bar\\sigma_p` (module docstring). Walking the segment's betting range parents
+        first, each term's network runs at a decision node on the images that term reaches there only: the
+        others weigh nothing in the mixture, and nothing below them. Keeps each term's reaches at the segment's deal
+        nodes, of every hand the board leaves."""
+        tree, betting = self.tree, self.tree.betting
         segments = tree.segments
         nodes = self._decisions[segments.range_index[s]]
         valid = np.flatnonzero((tree.masks & segments.board_mask[s]) == 0)
@@ -294,32 +298,85 @@ class Materialiser:
         if self.strength is not None:  # s_r(h, b) of each hand read, the segment's round r
             strength = self.strength.of_board(int(tree.betting.round[nodes[0]]), tree.hands[read], cards)
         terms = self.model.terms
-        outputs = np.zeros((len(terms), nodes.size, read.size, self._width), dtype=self.dtype)
-        uniform = np.zeros((len(terms), nodes.size), dtype=bool)
-        for t, (_, pair) in enumerate(terms):
-            for player, network in enumerate(pair):
-                mine = np.flatnonzero(self._player[nodes] == player)
-                if network is None:
-                    uniform[t, mine] = True
-                    continue
-                projection = self._projections[id(network)]
-                node_part = projection.node[nodes[mine]] + projection.board[cards].sum(axis=0)
-                hand_part = projection.hand[read]
-                if strength is not None and projection.strength is not None:
-                    hand_part = hand_part + np.outer(strength, projection.strength).astype(self.dtype)  # + s W_{:,s}
-                first = np.empty_like(hand_part)
-                for j, part in zip(mine, node_part, strict=True):  # one node at a time: the rows stay in cache
-                    outputs[t, j] = _forward(np.add(hand_part, part, out=first), projection.rest)[:, : self._width]
-        mask = np.arange(self._width) < self._children[nodes][:, None]
-        read_by = ~uniform
-        rows = mask[np.nonzero(read_by)[1]]  # (pairs, A): each (term, node) a network reads
-        masks = np.broadcast_to(rows[:, None, :], (rows.shape[0], read.size, self._width)).reshape(-1, self._width)
-        sigma = np.empty(outputs.shape)
-        sigma[read_by] = _DECODE[self.model.rule](
-            outputs[read_by].reshape(-1, self._width).astype(np.float64), masks
-        ).reshape(-1, read.size, self._width)
-        sigma[uniform] = (mask / mask.sum(axis=1, keepdims=True))[np.nonzero(uniform)[1], None, :]
-        return nodes, valid, read, image.astype(np.int64), sigma
+        inputs = [tuple(self._hand_inputs(network, read, cards, strength) for network in pair) for _, pair in terms]
+        sigma = np.empty((len(terms), nodes.size, read.size, self._width))
+        row_of = {int(node): j for j, node in enumerate(nodes)}
+        start, stop = (int(x) for x in betting.ranges[segments.range_index[s]])
+        mixture = len(terms) > 1
+        reach: dict[int, NDArray[np.float64]] = {start: self._entry_reach(s)[..., read]} if mixture else {}
+        deal_reach = np.zeros((int(np.sum(betting.kind[start:stop] == DEAL)), len(terms), 2, tree.num_hands))
+        for node in range(start, stop):
+            if mixture and node > start:  # (T, 2, images): each term's reach of both players
+                parent = int(betting.parent[node])
+                below = reach[parent].copy()
+                mover = int(self._player[parent])
+                below[:, mover] *= sigma[:, row_of[parent], :, node - int(betting.first_child[parent])]
+                if betting.kind[node] == DECISION:
+                    reach[node] = below
+                elif betting.kind[node] == DEAL:
+                    deal_reach[int(tree.node_slot[node])][..., valid] = below[..., image]
+            if betting.kind[node] != DECISION:
+                continue
+            player = int(self._player[node])
+            for t, (_, pair) in enumerate(terms):
+                rows = np.flatnonzero(reach[node][t, player] > 0.0) if mixture else None
+                sigma[t, row_of[node]] = self._node_sigma(pair[player], node, inputs[t][player], read.size, rows)
+        if not mixture:
+            return nodes, valid, image.astype(np.int64), sigma[0]
+        if deal_reach.shape[0]:
+            self._reach_cache[int(segments.round_start.searchsorted(s, side="right"))] = (s, deal_reach)
+        weights = np.array([weight for weight, _ in terms], dtype=np.float64)
+        own = np.stack([reach[int(node)][:, int(self._player[node])] for node in nodes], axis=1)  # (T, d, v)
+        weighted = weights[:, None, None] * own
+        numerator = np.einsum("tdv,tdva->dva", weighted, sigma)
+        denominator = weighted.sum(axis=0)
+        reached = denominator > 0
+        uniform = self._uniform(nodes)[:, None, :]
+        played = np.where(reached[..., None], numerator / np.where(reached, denominator, 1.0)[..., None], uniform)
+        return nodes, valid, image.astype(np.int64), played
+
+    def _hand_inputs(
+        self, network: Network | None, read: IntArray, cards: IntArray, strength: NDArray[Any] | None
+    ) -> tuple[NDArray[Any], NDArray[Any]] | None:
+        """A network's first layer at a segment: per image read, the hand's part (and the strength input's), and the
+        board's part, shared by every node; ``None`` for a uniform term."""
+        if network is None:
+            return None
+        projection = self._projections[id(network)]
+        hand_part = projection.hand[read]
+        if strength is not None and projection.strength is not None:
+            hand_part = hand_part + np.outer(strength, projection.strength).astype(self.dtype)  # + s W_{:,s}
+        return hand_part, projection.board[cards].sum(axis=0)
+
+    def _node_sigma(
+        self,
+        network: Network | None,
+        node: int,
+        inputs: tuple[NDArray[Any], NDArray[Any]] | None,
+        images: int,
+        rows: IntArray | None,
+    ) -> NDArray[np.float64]:
+        """``(images, A)``: one term's strategy at decision ``node``, the network run on the images ``rows`` (all when
+        ``None``), uniform at the others."""
+        uniform = self._uniform(np.array([node]))
+        if network is None or inputs is None or (rows is not None and rows.size == 0):
+            return np.broadcast_to(uniform, (images, self._width)).copy()
+        projection = self._projections[id(network)]
+        hand_part, board_part = inputs
+        first = (hand_part if rows is None else hand_part[rows]) + (projection.node[node] + board_part)
+        outputs = _forward(first, projection.rest)[:, : self._width].astype(np.float64)
+        mask = np.broadcast_to(uniform > 0, outputs.shape)
+        decoded: NDArray[np.float64] = _DECODE[self.model.rule](outputs, mask)
+        if rows is None:
+            return decoded
+        sigma = np.broadcast_to(uniform, (images, self._width)).copy()
+        sigma[rows] = decoded
+        return sigma
+
+    def _uniform(self, nodes: IntArray) -> NDArray[np.float64]:
+        """``(nodes, A)``: the uniform strategy at each decision node, 0 past its actions."""
+        children = self._children[nodes][:, None]
+        return (np.arange(self._width) < children) / children
 
     def _representative(self, group: int) -> IntArray:
         """Each hand's smallest image under the suit permutations of stabilizer ``group`` (itself when the group is
@@ -330,41 +387,6 @@ class Materialiser:
             members = tree.group_members[tree.group_start[group] : tree.group_start[group + 1]]
             found = self._representatives[group] = tree.permutations[members].min(axis=0).astype(np.int64)
         return found
-
-    def _mixture(
-        self, s: int, sigma: NDArray[np.float64], nodes: IntArray, valid: IntArray, read: IntArray, image: IntArray
-    ) -> NDArray[np.float64]:
-        """SD-CFR's :math:`\\bar\\sigma_p` at segment ``s``'s decision nodes (module docstring), ``(nodes, images, A)``,
-        given each term's ``sigma`` ``(T, nodes, images, A)`` at the images ``read`` (:meth:`_sigmas`); keeps the
-        reaches at the segment's deal nodes, of every hand the board leaves (``valid``, of image ``image``)."""
-        tree, betting = self.tree, self.tree.betting
-        weights = np.array([weight for weight, _ in self.model.terms], dtype=np.float64)
-        terms = weights.size
-        row_of = {int(node): j for j, node in enumerate(nodes)}
-        start, stop = betting.ranges[tree.segments.range_index[s]]
-        reach: dict[int, NDArray[np.float64]] = {int(start): self._entry_reach(s)[..., read]}  # (T, 2, images)
-        deal_reach = np.zeros((int(np.sum(betting.kind[start:stop] == DEAL)), terms, 2, tree.num_hands))
-        for node in range(int(start) + 1, int(stop)):
-            parent = int(betting.parent[node])
-            below = reach[parent].copy()
-            mover = int(self._player[parent])
-            below[:, mover] *= sigma[:, row_of[parent], :, node - int(betting.first_child[parent])]
-            if betting.kind[node] == DECISION:
-                reach[node] = below
-            elif betting.kind[node] == DEAL:
-                deal_reach[int(tree.node_slot[node])][..., valid] = below[..., image]
-        if deal_reach.shape[0]:
-            self._reach_cache[int(tree.segments.round_start.searchsorted(s, side="right"))] = (s, deal_reach)
-        own = np.stack([reach[int(node)][:, int(self._player[node])] for node in nodes], axis=1)  # (T, d, v)
-        weighted = weights[:, None, None] * own
-        numerator = np.einsum("tdv,tdva->dva", weighted, sigma)
-        denominator = weighted.sum(axis=0)
-        uniform = (np.arange(self._width) < self._children[nodes][:, None])[:, None, :] / self._children[nodes][
-            :, None, None
-        ]
-        reached = denominator > 0
-        mixture = np.where(reached[..., None], numerator / np.where(reached, denominator, 1.0)[..., None], uniform)
-        return mixture
 
     def _entry_reach(self, s: int) -> NDArray[np.float64]:
         """``(T, 2, H)``: each term's reach of each player at segment ``s``'s entry, from its parent segment's deal
