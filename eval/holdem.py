@@ -178,10 +178,14 @@ class NeuralHands:
         self.strategy = network_strategy(model)
         self._materialiser: Materialiser | None = None
 
-    def probabilities(self, tree: PublicTree, segment: int, node: int) -> FloatArray:
+    def materialiser(self, tree: PublicTree) -> Materialiser:
+        """The materialiser of ``tree``, kept for the next question about it."""
         if self._materialiser is None or self._materialiser.tree is not tree:
             self._materialiser = Materialiser(tree, self.strategy)
-        return self._materialiser.probabilities(tree, segment, node)
+        return self._materialiser
+
+    def probabilities(self, tree: PublicTree, segment: int, node: int) -> FloatArray:
+        return self.materialiser(tree).probabilities(tree, segment, node)
 
 
 class UniformHands:
@@ -282,13 +286,16 @@ def hand_strategy(agent: object) -> HandStrategy:
 
 def strategy_array(tree: PublicTree, agent: HandStrategy) -> Placed:
     """``agent``'s strategy on ``tree``: an array and where it is read. A strategy array is read in place (no
-    copy); ``random`` is :func:`~cfr_agents.public_tree.engine.uniform_strategy`; any other agent is asked at
-    every decision node of every segment. On a tree with suit-canonical boards the agent must be suit-canonical
+    copy); ``random`` is :func:`~cfr_agents.public_tree.engine.uniform_strategy`; a neural model is materialised
+    whole (:meth:`~cfr_agents.public_tree.neural.Materialiser.strategy`); any other agent is asked at every decision
+    node of every segment. On a tree with suit-canonical boards the agent must be suit-canonical
     (module docstring)."""
     if isinstance(agent, ArrayHands):
         return Placed(agent.strategy, agent.placement(tree))
     if isinstance(agent, UniformHands):
         return Placed(uniform_strategy(tree), own_placement(tree))
+    if isinstance(agent, NeuralHands):  # every segment at once, on a thread per core
+        return Placed(agent.materialiser(tree).strategy(), own_placement(tree))
     strategy = np.empty(tree.size)
     segments, betting = tree.segments, tree.betting
     for s in range(segments.count):
