@@ -330,12 +330,13 @@ def test_thinning_a_saved_model_keeps_what_training_with_fewer_networks_keeps() 
     """A model of every iteration's networks thinned to K holds the networks a model trained with
     ``kept_networks=K`` holds; thinned again, each block ends at the first kept network at or after its t_j."""
     from cfr_agents.neural_policy import from_solver
-    from cfr_agents.solvers.neural.sd_cfr import kept_weights
+    from cfr_agents.solvers.neural.sd_cfr import SingleDeepCFRSolver, kept_weights
 
     compiled = tree(KUHN)
     solver = make_neural_solver(
         compiled, encoder(game(KUHN)).of_keys(compiled.infoset_keys), "sd-cfr", FAST, rng=np.random.default_rng(5)
     )
+    assert isinstance(solver, SingleDeepCFRSolver)
     solver.run(10)
     every = from_solver(solver)
     assert every.kept_iterations == tuple(range(1, 10))
