@@ -50,7 +50,7 @@ from adapters.inputs import InputError
 from adapters.tensors import encoder
 from cfr_agents.solvers.neural import DeepCFRSolver, NeuralSolver, SingleDeepCFRSolver, networks
 from cfr_agents.solvers.neural.holdem import HoldemNeuralSolver
-from cfr_agents.solvers.neural.sd_cfr import kept_iterations, kept_weights
+from cfr_agents.solvers.neural.sd_cfr import kept_weights
 from cfr_agents.solvers.neural.solver import INPUTS
 from cfr_agents.tree import CompiledTree, FloatArray, load_tree
 
@@ -208,15 +208,11 @@ class NeuralPolicy:
 
     def thinned(self, keep: int) -> NeuralPolicy:
         """SD-CFR: the model with ``keep`` of its kept networks, in blocks of equal linear weight
-        (:func:`~cfr_agents.solvers.neural.sd_cfr.kept_iterations`), as if it had been trained with
+        (:func:`~cfr_agents.solvers.neural.sd_cfr.kept_weights`), as if it had been trained with
         ``kept_networks=keep``; all of them when it holds no more."""
         if self.algorithm != "sd-cfr":
             raise InputError(f"a {self.algorithm} model has no iteration networks to thin")
-        chosen = {
-            f"value{p}.{t}" for t in kept_iterations(self.iterations, keep, self.kept_iterations) for p in range(2)
-        }
-        weights = {name: value for name, value in self.weights.items() if name.rsplit(".", 2)[0] in chosen}
-        return replace(self, weights=weights)
+        return replace(self, weights=kept_weights(self.weights, self.iterations, keep, self.kept_iterations))
 
     def action_probabilities(self, key: str) -> Mapping[int, float]:
         """``{action id: probability}`` at the infoset ``key``: its row of :attr:`strategy`."""

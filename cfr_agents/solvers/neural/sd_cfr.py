@@ -94,8 +94,10 @@ def kept_iterations(iterations: int, keep: int, candidates: Sequence[int] | None
     return pool
 
 
-def kept_weights(kept: Mapping[str, NDArray[np.float32]], iterations: int, keep: int) -> dict[str, NDArray[np.float32]]:
+def kept_weights(
+    kept: Mapping[str, NDArray[np.float32]], iterations: int, keep: int, candidates: Sequence[int] | None = None
+) -> dict[str, NDArray[np.float32]]:
     """The arrays of ``kept`` (``value<p>.<t>.*``) that a model of ``iterations`` iterations thinned to ``keep``
-    networks a player holds (:func:`kept_iterations`)."""
-    chosen = {f"value{p}.{t}" for t in kept_iterations(iterations, keep) for p in range(2)}
+    networks a player holds (:func:`kept_iterations`, from ``candidates`` if given)."""
+    chosen = {f"value{p}.{t}" for t in kept_iterations(iterations, keep, candidates) for p in range(2)}
     return {name: value for name, value in kept.items() if name.rsplit(".", 2)[0] in chosen}
