@@ -32,6 +32,7 @@ from cfr_agents.public_tree.kernels import (
     gather,
     normalise,
     run_round,
+    run_segment,
 )
 from cfr_agents.public_tree.tree import PublicTree
 
@@ -99,6 +100,7 @@ def tree_arrays(tree: PublicTree) -> Tree:
         tree.showdown_rank,
         tree.permutations,
         boards_after(tree),
+        np.ones((2, tree.num_hands)) if tree.root_reach is None else tree.root_reach,
     )
 
 
@@ -174,7 +176,10 @@ class Engine:
 
         def run(first: int, stop: int, backward: bool, round_: int) -> None:
             acting = mode if round_ >= frozen_rounds else EVALUATE
-            run_round(first, stop, player, acting, backward, self.arrays, source(first, stop), step, *state)
+            if stop - first == 1:
+                run_segment(first, player, acting, backward, self.arrays, source(first, stop), step, *state)
+            elif stop > first:
+                run_round(first, stop, player, acting, backward, self.arrays, source(first, stop), step, *state)
 
         for r in range(last):
             run(int(rounds[r]), int(rounds[r + 1]), False, r)
@@ -184,7 +189,7 @@ class Engine:
             pieces = range(first, stop, chunk) if r == last and callable(strategies) else (first,)
             for start in pieces:
                 run(start, stop if len(pieces) == 1 else min(start + chunk, stop), True, r)
-            if r > 0:
+            if r > 0 and segments.first_slot[rounds[r]] > segments.first_slot[rounds[r - 1]]:
                 gather(
                     int(segments.first_slot[rounds[r - 1]]),
                     int(segments.first_slot[rounds[r]]),
@@ -245,15 +250,16 @@ def laid_out(tree: PublicTree, block: Callable[[int], NDArray[Any]]) -> NDArray[
     """An array laid out as a strategy over ``tree``'s own segments, holding ``block(node)`` (``num_children[node]
     * H`` numbers, action by action, hand by hand) at each decision node of every segment."""
     betting, segments = tree.betting, tree.segments
-    templates = []
-    for index, (start, stop) in enumerate(betting.ranges):
+    templates = {}
+    for index in np.unique(segments.range_index).tolist():  # the ranges some segment walks (a subgame's: one)
+        start, stop = betting.ranges[index]
         parts = {node: block(node) for node in range(start, stop) if tree.node_offset[node] >= 0}
         kind = np.result_type(*parts.values()) if parts else np.float64
         template = np.zeros(int(tree.range_size[index]), dtype=kind)
         for node, part in parts.items():
             template[tree.node_offset[node] : tree.node_offset[node] + part.shape[0]] = part
-        templates.append(template)
-    out = np.zeros(tree.size, dtype=np.result_type(*templates))
+        templates[index] = template
+    out = np.zeros(tree.size, dtype=np.result_type(*templates.values()))
     for offset, index in zip(segments.offset, segments.range_index, strict=True):
         out[offset : offset + templates[index].shape[0]] = templates[index]
     return out

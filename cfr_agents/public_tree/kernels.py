@@ -46,13 +46,14 @@ UPDATE: Final = 2
 Tree: TypeAlias = tuple[
     np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
     np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-    np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+    np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
 ]  # fmt: skip
 """The public tree's arrays as the kernels read them (:func:`cfr_agents.public_tree.engine.tree_arrays`):
 ``(kind, player, first_child, num_children, spent, ranges, node_offset, node_slot, hands, masks,
 segment_range, parent_slot, board_mask, board_id, first_slot, offset, showdown_order, showdown_rank,
-permutations, boards_after)``; ``boards_after[node]`` counts the ways to deal the boards of the rounds after
-the node's, by which a fold's value is multiplied (values are sums over complete deals)."""
+permutations, boards_after, root_reach)``; ``boards_after[node]`` counts the ways to deal the boards of the rounds
+after the node's, by which a fold's value is multiplied (values are sums over complete deals); ``root_reach``
+``(2, H)``: both players' reaches at the root segment's entry (ones for a whole game, a subgame's ranges)."""
 Strategies: TypeAlias = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 """``(strategy_0, strategy_1, offset, permutation, offset_1, permutation_1)``: player ``p``'s strategy at a segment's
 node is read from ``strategy_p[offset_p[s] + node_offset + a * H + permutation_p[s][h]]`` (``offset``/
@@ -86,14 +87,14 @@ def run_round(
     Player ``scaled``'s reach at each segment's entry is multiplied by ``entry_scale[s]`` (a player's choice to
     enter the segment, :mod:`~cfr_agents.public_tree.safe_endgame`); ``scaled`` -1 leaves the reaches as they are."""
     for s in prange(first, stop):
-        _segment(
+        run_segment(
             s, player, mode, backward, tree, strategies, update, deal_reach, deal_value, entry_value, response,
             scaled, entry_scale,
         )  # fmt: skip
 
 
 @njit(cache=True, error_model="numpy")
-def _segment(
+def run_segment(
     s: int,
     player: int,
     mode: int,
@@ -108,9 +109,11 @@ def _segment(
     scaled: int,
     entry_scale: np.ndarray,
 ) -> None:
+    """The pass of segment ``s`` (:func:`run_round`'s), on the calling thread: what a tree of one segment runs
+    (:mod:`~cfr_agents.public_tree.subgame`), without waking the thread pool."""
     kind, acting, first_child, num_children, spent, ranges, node_offset, node_slot, hands, masks = tree[:10]
     segment_range, parent_slot, board_mask, board_id, first_slot = tree[10:15]
-    order, ranks, perms, boards_after = tree[16], tree[17], tree[18], tree[19]
+    order, ranks, perms, boards_after, root_reach = tree[16], tree[17], tree[18], tree[19], tree[20]
     strategy_0, strategy_1, offset_0, permutation_0, offset_1, permutation_1 = strategies
     num_hands = hands.shape[0]
     start, end = ranges[segment_range[s], 0], ranges[segment_range[s], 1]
@@ -122,7 +125,7 @@ def _segment(
     if parent_slot[s] < 0:
         for p in range(2):
             for h in range(num_hands):
-                reach[0, p, h] = valid[h]
+                reach[0, p, h] = root_reach[p, h] * valid[h]
     else:
         for p in range(2):
             for h in range(num_hands):

@@ -124,6 +124,9 @@ class PublicTree:
     """Group ``j`` is the permutations ``group_members[group_start[j]:group_start[j + 1]]``."""
     chance: float
     """The probability of each complete deal (module docstring)."""
+    root_reach: NDArray[np.float64] | None = None
+    """``(2, H)``: both players' reaches at the root segment's entry, for a tree of one subgame
+    (:mod:`~cfr_agents.public_tree.subgame`); ``None`` for a whole game, whose root every hand reaches."""
 
     units = "chips"
 
@@ -234,9 +237,9 @@ def build_public_tree(game_string: str, *, canonical: bool = True) -> PublicTree
         )
     hands = private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards)
     masks = hand_masks(hands)
-    node_offset, range_size, node_slot = _block_layout(betting, hands.shape[0])
+    node_offset, range_size, node_slot = block_layout(betting, hands.shape[0])
     segments, slot_children, final_boards, groups = _segments(betting, rules, canonical, range_size)
-    order, ranked = _showdowns(rules, hands, masks, final_boards)
+    order, ranked = showdowns(rules, hands, masks, final_boards)
     permutations = np.stack(
         [
             hand_permutation(hands, card_permutation(perm, rules.num_ranks, rules.num_suits)).astype(np.int32)
@@ -301,7 +304,9 @@ def _deals(rules: LimitRules) -> float:
     return float(count)
 
 
-def _block_layout(betting: BettingTree, num_hands: int) -> tuple[IntArray, IntArray, IntArray]:
+def block_layout(betting: BettingTree, num_hands: int) -> tuple[IntArray, IntArray, IntArray]:
+    """Per betting node, where a decision node's block starts within its range's (:attr:`PublicTree.node_offset`);
+    per range, its block's size; per node, a deal node's slot among its range's deal nodes."""
     node_offset = np.full(betting.num_nodes, -1, dtype=np.int64)
     node_slot = np.full(betting.num_nodes, -1, dtype=np.int64)
     range_size = np.zeros(betting.ranges.shape[0], dtype=np.int64)
@@ -403,7 +408,7 @@ def _next_boards(
     return boards, [1] * len(boards)
 
 
-def _showdowns(
+def showdowns(
     rules: LimitRules, hands: IntArray, masks: NDArray[np.uint64], finals: list[tuple[int, ...]]
 ) -> tuple[NDArray[np.int32], IntArray]:
     """Per final board, the hands sorted by strength (hands that meet the board first, at strength -1)."""
