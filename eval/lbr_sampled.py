@@ -799,6 +799,24 @@ def sampled_lbr(
     return _sampled(samples)
 
 
+def pair_values(
+    engine: HoldemEngine,
+    agent: RangeQuery,
+    seat: str,
+    seeds: Sequence[np.random.SeedSequence],
+    *,
+    call_until: int,
+    tables: ShowdownTables,
+) -> FloatArray:
+    """LBR's mean payoff over each duplicate pair against ``agent``, pair ``i`` dealt and played from its own seed
+    ``seeds[i]``: two agents scored on the same seeds meet the same deals, so their difference is measured pair by
+    pair (common random numbers)."""
+    _check_play(seat, max(len(seeds), 2))
+    check_call_until(engine.rules, call_until)
+    game = _Game(engine, agent, tables, call_until, None)
+    return np.array([game.pairs(seat, 1, np.random.default_rng(seed), None)[0] for seed in seeds])
+
+
 def _check_play(seat: str, pairs: int) -> None:
     if seat not in SEATS:
         raise ParameterError("{seat} must be one of {seats}; got {given!r}", seats=", ".join(SEATS), given=seat)

@@ -18,22 +18,26 @@ under ``algorithm``'s update rule, vectors over both players' hands, and plays t
   (:class:`~cfr_agents.public_tree.safe_endgame.GadgetSolver`; the blueprint is asked at each of the acting
   player's nodes of the endgame).
 
-Solved strategies are kept per public state (and acting player, when safe), the last :data:`KEPT` of them.
+Endgames and their re-solved strategies are kept per public state (and acting player, when safe), the last
+:data:`KEPT` of them.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
+from numpy.typing import NDArray
 
 from adapters.holdem.betting import DECISION, BettingTree
 from adapters.holdem.engine import HoldemEngine
 from adapters.inputs import InputError
 from cfr_agents.holdem_play import walk_actions
-from cfr_agents.public_tree.engine import FloatArray
+from cfr_agents.public_tree.engine import Engine, FloatArray, own_placement, profile
+from cfr_agents.public_tree.kernels import EVALUATE
 from cfr_agents.public_tree.safe_endgame import GadgetSolver
 from cfr_agents.public_tree.solver import PublicTreeSolver
 from cfr_agents.public_tree.subgame import Subgames
@@ -42,7 +46,7 @@ from cfr_agents.solvers import ALGORITHMS
 from eval.lbr_sampled import BoolArray, RangeQuery
 
 KEPT: Final = 64
-"""Re-solved endgames an agent keeps (one hand of play reaches one)."""
+"""Endgames an agent keeps, and re-solved strategies (one hand of play reaches one endgame)."""
 
 
 class ResolvingRange:
@@ -68,7 +72,8 @@ class ResolvingRange:
         self.subgames = Subgames(engine.game_id, engine.rules, engine.betting)
         self.hands = self.subgames.hands
         self._last = engine.rules.num_rounds - 1
-        self._solved: OrderedDict[tuple[int, bytes, int], tuple[PublicTree, FloatArray]] = OrderedDict()
+        self._endgames: OrderedDict[tuple[int, bytes], Endgame] = OrderedDict()
+        self._solved: OrderedDict[tuple[int, bytes, int], FloatArray] = OrderedDict()
         self.solves = 0
         """Endgames re-solved so far."""
 
@@ -76,29 +81,53 @@ class ResolvingRange:
         betting = self.engine.betting
         if int(betting.round[node]) != self._last:
             return np.asarray(self.blueprint.probabilities(node, board, actions, live), dtype=np.float64)
-        tree, strategy = self.solved(node, board, actions)
+        endgame = self.endgame(node, board, actions)
+        strategy = self.strategy(endgame, int(betting.player[node]))
         n, count = int(betting.num_children[node]), self.hands.shape[0]
-        start = int(tree.node_offset[node])
+        start = int(endgame.tree.node_offset[node])
         block: FloatArray = strategy[start : start + n * count].reshape(n, count)
         return block
 
-    def solved(self, node: int, board: np.ndarray, actions: Sequence[int]) -> tuple[PublicTree, FloatArray]:
-        """The subgame of the endgame that holds decision ``node`` after the betting ``actions`` on the whole
-        ``board``, and its re-solved strategy (laid out over it), solved on the first request."""
+    def endgame(self, node: int, board: np.ndarray, actions: Sequence[int]) -> Endgame:
+        """The endgame that holds decision ``node`` of the last round after the betting ``actions`` (OpenSpiel's ids
+        from the root) on the whole ``board``: its subgame, with both players' ranges at its entry."""
         found, path = walk_actions(self.engine, actions)
         if found != node:
             raise InputError(f"the betting {list(actions)} does not lead to node {node}")
-        entry = self.subgames.entry(node)
-        resolver = int(self.engine.betting.player[node]) if self.safe else -1
-        key = (entry, np.asarray(board, dtype=np.int64).tobytes(), resolver)
+        cards = np.asarray(board, dtype=np.int64)
+        key = (self.subgames.entry(node), cards.tobytes())
+        found_before = self._endgames.get(key)
+        if found_before is not None:
+            self._endgames.move_to_end(key)
+            return found_before
+        before = [(d, choice) for d, choice in path if int(self.engine.betting.round[d]) < self._last]
+        history = tuple(int(action) for action in actions[: len(before)])
+        tree = self.subgames.tree(key[0], cards, self.ranges(cards, history, before))
+        endgame = self._endgames[key] = Endgame(tree, history, cards)
+        if len(self._endgames) > KEPT:
+            self._endgames.popitem(last=False)
+        return endgame
+
+    def strategy(self, endgame: Endgame, player: int) -> FloatArray:
+        """The re-solved strategy of ``endgame``, laid out over its subgame, which ``player`` plays (both players'
+        from one solve when unsafe): solved on the first request, kept for the next ones."""
+        resolver = player if self.safe else -1
+        key = (
+            int(endgame.tree.betting.ranges[int(endgame.tree.segments.range_index[0]), 0]),
+            endgame.board.tobytes(),
+            resolver,
+        )
         kept = self._solved.get(key)
         if kept is not None:
             self._solved.move_to_end(key)
             return kept
-        before = [(d, choice) for d, choice in path if int(self.engine.betting.round[d]) < self._last]
-        history = list(actions[: len(before)])
-        tree = self.subgames.tree(entry, board, self.ranges(board, history, before))
-        kept = self._solved[key] = (tree, self._solve(tree, history, board, resolver))
+        rule = ALGORITHMS[self.algorithm]
+        if resolver < 0:
+            solver = PublicTreeSolver(endgame.tree, rule, self.algorithm)
+        else:
+            solver = GadgetSolver(endgame.tree, rule, self.algorithm, self.blueprint_in(endgame), resolver)
+        solver.run(self.iterations)
+        kept = self._solved[key] = solver.average_strategy()
         self.solves += 1
         if len(self._solved) > KEPT:
             self._solved.popitem(last=False)
@@ -120,35 +149,59 @@ class ResolvingRange:
             reach[p] *= sigma[choice]  # r_p(h) <- r_p(h) sigma_B(d, h, a)
         return reach
 
-    def _solve(self, tree: PublicTree, before: Sequence[int], board: np.ndarray, resolver: int) -> FloatArray:
-        rule = ALGORITHMS[self.algorithm]
-        if resolver < 0:
-            solver = PublicTreeSolver(tree, rule, self.algorithm)
-        else:
-            solver = GadgetSolver(
-                tree, rule, self.algorithm, self._blueprint_in(tree, before, board, resolver), resolver
-            )
-        solver.run(self.iterations)
-        return solver.average_strategy()
-
-    def _blueprint_in(self, tree: PublicTree, before: Sequence[int], board: np.ndarray, player: int) -> FloatArray:
-        """The blueprint's strategy in the subgame ``tree``, laid out over it: asked at ``player``'s decisions (the
-        betting from the root to each), uniform at the other's."""
-        betting, count = self.engine.betting, self.hands.shape[0]
+    def blueprint_in(self, endgame: Endgame) -> FloatArray:
+        """The blueprint's strategy in ``endgame``, laid out over its subgame: asked at each decision, with the
+        betting from the root to it, for the hands in range of the player to act."""
+        tree, betting, count = endgame.tree, self.engine.betting, self.hands.shape[0]
+        assert tree.root_reach is not None
         strategy = np.zeros(tree.size)
-        live = tree.root_reach[player] > 0.0 if tree.root_reach is not None else np.ones(count, dtype=bool)
         start, stop = betting.ranges[int(tree.segments.range_index[0])]
         for node in range(int(start), int(stop)):
             if int(betting.kind[node]) != DECISION:
                 continue
             n, offset = int(betting.num_children[node]), int(tree.node_offset[node])
-            if int(betting.player[node]) == player:
-                taken = (*before, *_actions_from(betting, int(start), node))
-                block = self.blueprint.probabilities(node, board, taken, live)
-            else:
-                block = np.full((n, count), 1.0 / n)
+            taken = (*endgame.actions, *_actions_from(betting, int(start), node))
+            live = tree.root_reach[int(betting.player[node])] > 0.0
+            block = self.blueprint.probabilities(node, endgame.board, taken, live)
             strategy[offset : offset + n * count] = np.asarray(block, dtype=np.float64).reshape(-1)
         return strategy
+
+    def gains(self, endgame: Endgame) -> FloatArray:
+        r"""``(2,)``: what each seat :math:`p` gains in ``endgame``, in chips per hand that reaches it, by playing
+        the re-solved strategy against the blueprint instead of the blueprint, exactly over both ranges:
+
+        .. math:: g_p = rac{\sum_h r_p(h)\,ig(q_p^{(\hat\sigma_p, \sigma_{B,-p})}(h) - q_p^{\sigma_B}(h)ig)}
+                  {\sum_{h \cap h' = \emptyset} r_p(h)\,r_{-p}(h')},
+
+        :math:`q_p` the counterfactual values at the entry (sums over the opponent's range). Before the last round
+        the two agents play alike, so over hands of play sampled from the blueprint the mean of :math:`g_p` at the
+        endgames reached (0 where a hand ends sooner) is the re-solving agent's expected gain head to head."""
+        tree = endgame.tree
+        assert tree.root_reach is not None
+        engine, own, blueprint = Engine(tree), own_placement(tree), self.blueprint_in(endgame)
+        reach = tree.root_reach
+        apart = (tree.masks[:, None] & tree.masks[None, :]) == 0
+        out = np.zeros(2)
+        for p in range(2):
+            resolved = self.strategy(endgame, p)
+            mine = profile(resolved, blueprint, own, own) if p == 0 else profile(blueprint, resolved, own, own)
+            difference = engine.root_values(p, EVALUATE, mine) - engine.root_values(
+                p, EVALUATE, profile(blueprint, blueprint, own, own)
+            )
+            pairs = float(reach[p] @ apart @ reach[1 - p])  # sum over h, h' apart of r_p(h) r_-p(h')
+            out[p] = float(reach[p] @ difference) / pairs if pairs > 0.0 else 0.0
+        return out
+
+
+@dataclass(frozen=True)
+class Endgame:
+    """An endgame reached in play: its subgame (both ranges at the root), the betting before it and the board."""
+
+    tree: PublicTree
+    actions: tuple[int, ...]
+    """OpenSpiel's action ids from the root to the last round's entry."""
+    board: NDArray[np.int64]
+    """Every board card, in deal order."""
 
 
 def _actions_from(betting: BettingTree, entry: int, node: int) -> list[int]:

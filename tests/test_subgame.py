@@ -15,7 +15,7 @@ from adapters.holdem.engine import holdem_engine
 from adapters.inputs import InputError
 from adapters.openspiel import PREFIX
 from cfr_agents.public_tree.endgame import EndgameSolver
-from cfr_agents.public_tree.engine import FloatArray, normalised
+from cfr_agents.public_tree.engine import Engine, FloatArray, normalised, own_placement, profile
 from cfr_agents.public_tree.safe_endgame import safe_resolve
 from cfr_agents.public_tree.subgame import Subgames
 from cfr_agents.public_tree.tree import PublicTree, build_public_tree
@@ -128,6 +128,35 @@ def test_a_subgame_resolved_at_play_time_plays_as_the_whole_trees_resolve(safe: 
     first = tree.betting.ranges[0]
     root_block = agent.probabilities(0, np.zeros(0, dtype=np.int64), [], live)
     np.testing.assert_array_equal(root_block, endgame_blocks(tree, strategy, 0)[int(first[0])])  # blueprint before
+
+
+def test_the_gains_of_resolving_summed_over_the_endgames_are_the_head_to_head_gain_on_the_whole_tree() -> None:
+    """Each seat's gain of playing the re-solved endgames against the blueprint instead of the blueprint, on the
+    whole tree, equals the sum over every endgame of its gain per hand that reaches it times the probability of
+    reaching it (chance times both ranges' mass of pairs of hands apart), to 1e-12; and it is positive."""
+    tree, strategy = whole(), blueprint()
+    solver = EndgameSolver(tree, ALGORITHMS["dcfr"], "dcfr", strategy)
+    solver.run(ITERATIONS)
+    resolved, own = solver.average_strategy(), own_placement(tree)
+    engine = Engine(tree)
+    expected = [
+        engine.value(p, profile(resolved, strategy, own, own) if p == 0 else profile(strategy, resolved, own, own))
+        - engine.value(p, profile(strategy, strategy, own, own))
+        for p in range(2)
+    ]
+    agent = ResolvingRange(TreeRange(tree, strategy), holdem_engine(tree.game_id), iterations=ITERATIONS)
+    apart = (tree.masks[:, None] & tree.masks[None, :]) == 0
+    rounds, last = tree.segments.round_start, tree.rules.num_rounds - 1
+    summed = np.zeros(2)
+    for s in range(int(rounds[last]), int(rounds[last + 1])):
+        entry = int(tree.betting.ranges[int(tree.segments.range_index[s]), 0])
+        board = np.array([card for part in tree.segments.boards[s] for card in part])
+        endgame = agent.endgame(entry, board, actions_to(tree, entry))
+        reach = endgame.tree.root_reach
+        assert reach is not None
+        summed += tree.chance * float(reach[0] @ apart @ reach[1]) * agent.gains(endgame)
+    np.testing.assert_allclose(summed, expected, rtol=0, atol=1e-12)
+    assert min(expected) > 0.0
 
 
 def test_subgames_refuse_what_is_not_an_endgame() -> None:
