@@ -40,7 +40,9 @@ from eval.lbr_sampled import (
     OpenSpielRange,
     RangeQuery,
     RLCardRange,
+    ShowdownTables,
     UniformRange,
+    pair_values,
     range_query,
     sampled_lbr,
     sampled_lbr_report,
@@ -182,6 +184,21 @@ def test_the_sampled_value_lands_on_the_exact_one(name: str, kind: str) -> None:
     for seat in (0, 1):
         alone = sampled_lbr(engine(name), query, str(seat), 600, rng, call_until=0)
         assert abs(alone.mean - values.seat_values[seat]) < 4 * alone.standard_error, seat
+
+
+def test_each_pair_is_played_from_its_own_seed_whatever_the_others() -> None:
+    """Pair values on seeds: the first pairs of a longer run are those of a shorter one, so two agents scored on
+    the same seeds meet the same deals; and the pair values are LBR's, their mean within 4 standard errors of the
+    exact value."""
+    placed, query = agent("holdem-6", "dcfr 40")
+    tables = ShowdownTables(engine("holdem-6").rules, hands("holdem-6"))
+    seeds = np.random.SeedSequence(5).spawn(1200)
+    values = pair_values(engine("holdem-6"), query, "both", seeds, call_until=0, tables=tables)
+    again = pair_values(engine("holdem-6"), query, "both", seeds[:7], call_until=0, tables=tables)
+    np.testing.assert_array_equal(again, values[:7])
+    assert np.unique(values).size > 2  # not one constant
+    _, exact = local_best_response(tree("holdem-6"), placed)
+    assert abs(values.mean() - exact.value) < 4 * values.std(ddof=1) / np.sqrt(values.size)
 
 
 class Recorder:
