@@ -20,10 +20,13 @@ from cfr_agents.public_tree.tree import build_public_tree
 from cfr_agents.solvers.neural import settings_of
 from cfr_agents.solvers.neural.holdem import HoldemNeuralSolver
 from cfr_agents.solvers.sampling import kernel_tree
+from cfr_agents.training import TrainingRun
 from eval import holdem
 from eval.agents import NetworkAgent, openspiel_strategy
 from eval.exploitability import exploitability_of_strategy
 from eval.lbr_sampled import range_query
+from eval.opponents import load_opponent
+from eval.opponents.neural import save_trained
 from tests.support import game, run_cli, tree
 from tests.test_neural import counterfactual_regrets
 
@@ -162,6 +165,26 @@ def test_the_same_seed_gives_the_same_networks_on_one_machine() -> None:
     for name in a:
         np.testing.assert_array_equal(a[name], b[name])
     assert first.state().keys() == second.state().keys()
+
+
+def test_the_model_is_on_disk_before_its_scoring_and_a_stopped_scoring_keeps_it(tmp_path: Path) -> None:
+    """Scoring a model of FHP takes up to an hour: the model is saved before it, without a NashConv, so Ctrl-C
+    during the scoring leaves a model that loads; a finished scoring writes the NashConv into the sidecar."""
+    trained = solver(SMALL, "sd-cfr")
+    trained.run(2)
+    run = TrainingRun(0, 2, 1.0, 0.0, float("nan"), "iterations", (), 0.0)
+    out = tmp_path / "m.json"
+
+    def stopped(model: NeuralPolicy) -> float:
+        assert json.loads(out.read_text())["nash_conv"] is None  # saved, not yet scored
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        save_trained(out, trained, run, seed=0, preset="fast", curve=False, score=stopped)
+    loaded = load_opponent(str(out), SMALL).agent
+    assert isinstance(loaded, NetworkAgent) and loaded.raw.iterations == 2
+    assert save_trained(out, trained, run, seed=0, preset="fast", curve=False, score=lambda model: 1.25) == 1.25
+    assert json.loads(out.read_text())["nash_conv"] == 1.25
 
 
 @pytest.mark.slow

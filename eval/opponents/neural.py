@@ -85,31 +85,39 @@ def save_trained(
     """Save the model of ``solver`` after ``run`` (:func:`save`), with its provenance and, if ``curve``, the run's
     curve; its exact NashConv, as saved (an SD-CFR model thinned to ``kept_networks`` plays other than the
     solver's average). A model trained on the hold'em engine is scored by ``score``
-    (:func:`eval.train_report.engine_nash_conv`), ``None`` where nothing scores it."""
+    (:func:`eval.train_report.engine_nash_conv`), ``None`` where nothing scores it; it is saved first without its
+    NashConv, so a scoring stopped part way (an hour on FHP for a mixture of many networks) leaves the model."""
     model = from_solver(solver)
     tree = solver.tree
-    nash_conv = (
-        (None if score is None else score(model))
-        if isinstance(tree, EngineGame)
-        else exploitability_of_strategy(tree, model.strategy_on(tree)).nash_conv
-    )
-    provenance = Provenance(
-        kind=solver.algorithm,
-        game=tree.game_id,
-        rules_fingerprint=tree.rules_fingerprint,
-        units=tree.units,
-        episodes=None,
-        iterations=solver.iteration,
-        seed=seed,
-        hyperparameters={"preset": preset, **solver.parameters()},
-        training_seconds=run.solve_seconds,
-        versions=library_versions(),
-        nash_conv=nash_conv,
-        exploitability=None if nash_conv is None else nash_conv / 2,
-        curve=run.curve if curve else (),
-        stopped_by=run.stopped_by,
-    )
-    save(sidecar, model, provenance)
+
+    def provenance(nash_conv: float | None) -> Provenance:
+        return Provenance(
+            kind=solver.algorithm,
+            game=tree.game_id,
+            rules_fingerprint=tree.rules_fingerprint,
+            units=tree.units,
+            episodes=None,
+            iterations=solver.iteration,
+            seed=seed,
+            hyperparameters={"preset": preset, **solver.parameters()},
+            training_seconds=run.solve_seconds,
+            versions=library_versions(),
+            nash_conv=nash_conv,
+            exploitability=None if nash_conv is None else nash_conv / 2,
+            curve=run.curve if curve else (),
+            stopped_by=run.stopped_by,
+        )
+
+    if isinstance(tree, EngineGame):
+        save(
+            sidecar, model, provenance(None)
+        )  # on disk before a scoring that can take an hour: stopping it keeps the model
+        nash_conv = None if score is None else score(model)
+        if nash_conv is None:
+            return None
+    else:
+        nash_conv = exploitability_of_strategy(tree, model.strategy_on(tree)).nash_conv
+    save(sidecar, model, provenance(nash_conv))
     return nash_conv
 
 
