@@ -57,9 +57,9 @@ import functools
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeVar
 
 import numpy as np
 import pyspiel
@@ -197,6 +197,22 @@ ANSWERS_KEPT: Final = 512
 """Public nodes whose answers a per-hand query keeps (a preflop node is the same public node in every hand)."""
 
 
+Key = TypeVar("Key", bound=Hashable)
+Value = TypeVar("Value")
+
+
+def recently_used(cache: OrderedDict[Key, Value], key: Key, make: Callable[[], Value], bound: int) -> Value:
+    """``cache[key]``, made by ``make()`` when missing; the cache keeps the ``bound`` entries used last."""
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = make()
+        while len(cache) > bound:
+            cache.popitem(last=False)
+    else:
+        cache.move_to_end(key)
+    return found
+
+
 class PerHandQuery:
     """What the per-hand queries share: the engine, the hands, and the answers at the public nodes met so far, kept
     (least recently used first out) with the hands they hold: a later query at the node asks only the hands it
@@ -216,16 +232,13 @@ class PerHandQuery:
         self._kept: OrderedDict[tuple[int, bytes], tuple[FloatArray, BoolArray]] = OrderedDict()
 
     def probabilities(self, node: int, board: IntArray, actions: Sequence[int], live: BoolArray) -> FloatArray:
-        key = (node, board.tobytes())
-        kept = self._kept.get(key)
-        if kept is None:
-            n = int(self.engine.betting.num_children[node])
-            kept = self._kept[key] = (np.full((n, self.hands.shape[0]), 1.0 / n), np.zeros(self.hands.shape[0], bool))
-            while len(self._kept) > ANSWERS_KEPT:
-                self._kept.popitem(last=False)
-        else:
-            self._kept.move_to_end(key)
-        out, asked = kept
+        n = int(self.engine.betting.num_children[node])
+        out, asked = recently_used(
+            self._kept,
+            (node, board.tobytes()),
+            lambda: (np.full((n, self.hands.shape[0]), 1.0 / n), np.zeros(self.hands.shape[0], bool)),
+            ANSWERS_KEPT,
+        )
         dealt = int(board_mask(board.tolist()))
         wanted = live & ~asked & ((self.masks & dealt) == 0)  # a hand that meets the board is never in range
         if wanted.any():

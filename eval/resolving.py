@@ -43,7 +43,7 @@ from cfr_agents.public_tree.solver import PublicTreeSolver
 from cfr_agents.public_tree.subgame import Subgames
 from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.solvers import ALGORITHMS
-from eval.lbr_sampled import BoolArray, RangeQuery
+from eval.lbr_sampled import BoolArray, RangeQuery, recently_used
 
 KEPT: Final = 64
 """Endgames an agent keeps, and re-solved strategies (one hand of play reaches one endgame)."""
@@ -94,44 +94,31 @@ class ResolvingRange:
         found, path = walk_actions(self.engine, actions)
         if found != node:
             raise InputError(f"the betting {list(actions)} does not lead to node {node}")
-        cards = np.asarray(board, dtype=np.int64)
-        key = (self.subgames.entry(node), cards.tobytes())
-        found_before = self._endgames.get(key)
-        if found_before is not None:
-            self._endgames.move_to_end(key)
-            return found_before
-        before = [(d, choice) for d, choice in path if int(self.engine.betting.round[d]) < self._last]
-        history = tuple(int(action) for action in actions[: len(before)])
-        tree = self.subgames.tree(key[0], cards, self.ranges(cards, history, before))
-        endgame = self._endgames[key] = Endgame(tree, history, cards)
-        if len(self._endgames) > KEPT:
-            self._endgames.popitem(last=False)
-        return endgame
+        cards, entry = np.asarray(board, dtype=np.int64), self.subgames.entry(node)
+
+        def build() -> Endgame:
+            before = [(d, choice) for d, choice in path if int(self.engine.betting.round[d]) < self._last]
+            history = tuple(int(action) for action in actions[: len(before)])
+            return Endgame(entry, self.subgames.tree(entry, cards, self.ranges(cards, history, before)), history, cards)
+
+        return recently_used(self._endgames, (entry, cards.tobytes()), build, KEPT)
 
     def strategy(self, endgame: Endgame, player: int) -> FloatArray:
         """The re-solved strategy of ``endgame``, laid out over its subgame, which ``player`` plays (both players'
         from one solve when unsafe): solved on the first request, kept for the next ones."""
         resolver = player if self.safe else -1
-        key = (
-            int(endgame.tree.betting.ranges[int(endgame.tree.segments.range_index[0]), 0]),
-            endgame.board.tobytes(),
-            resolver,
-        )
-        kept = self._solved.get(key)
-        if kept is not None:
-            self._solved.move_to_end(key)
-            return kept
-        rule = ALGORITHMS[self.algorithm]
-        if resolver < 0:
-            solver = PublicTreeSolver(endgame.tree, rule, self.algorithm)
-        else:
-            solver = GadgetSolver(endgame.tree, rule, self.algorithm, self.blueprint_in(endgame), resolver)
-        solver.run(self.iterations)
-        kept = self._solved[key] = solver.average_strategy()
-        self.solves += 1
-        if len(self._solved) > KEPT:
-            self._solved.popitem(last=False)
-        return kept
+
+        def solve() -> FloatArray:
+            rule = ALGORITHMS[self.algorithm]
+            if resolver < 0:
+                solver = PublicTreeSolver(endgame.tree, rule, self.algorithm)
+            else:
+                solver = GadgetSolver(endgame.tree, rule, self.algorithm, self.blueprint_in(endgame), resolver)
+            solver.run(self.iterations)
+            self.solves += 1
+            return solver.average_strategy()
+
+        return recently_used(self._solved, (endgame.entry, endgame.board.tobytes(), resolver), solve, KEPT)
 
     def ranges(self, board: np.ndarray, actions: Sequence[int], path: Sequence[tuple[int, int]]) -> FloatArray:
         r""":math:`r_p(S, h)` of both players (module docstring): 1 for every hand that misses ``board``, times the
@@ -170,7 +157,7 @@ class ResolvingRange:
         r"""``(2,)``: what each seat :math:`p` gains in ``endgame``, in chips per hand that reaches it, by playing
         the re-solved strategy against the blueprint instead of the blueprint, exactly over both ranges:
 
-        .. math:: g_p = rac{\sum_h r_p(h)\,ig(q_p^{(\hat\sigma_p, \sigma_{B,-p})}(h) - q_p^{\sigma_B}(h)ig)}
+        .. math:: g_p = \frac{\sum_h r_p(h)\,\big(q_p^{(\hat\sigma_p, \sigma_{B,-p})}(h) - q_p^{\sigma_B}(h)\big)}
                   {\sum_{h \cap h' = \emptyset} r_p(h)\,r_{-p}(h')},
 
         :math:`q_p` the counterfactual values at the entry (sums over the opponent's range). Before the last round
@@ -197,6 +184,8 @@ class ResolvingRange:
 class Endgame:
     """An endgame reached in play: its subgame (both ranges at the root), the betting before it and the board."""
 
+    entry: int
+    """The betting node that starts the last round."""
     tree: PublicTree
     actions: tuple[int, ...]
     """OpenSpiel's action ids from the root to the last round's entry."""
