@@ -39,8 +39,9 @@ from adapters.holdem.engine import HoldemEngine, holdem_engine
 from cfr_agents.files import write_atomic
 from eval.agents import AbstractStrategyAgent
 from eval.environments import Z_95
-from eval.lbr_sampled import RangeQuery, ShowdownTables, pair_values, range_query
+from eval.lbr_sampled import ShowdownTables, pair_values
 from eval.opponents import load_opponent
+from eval.ranges import RangeQuery, range_query
 from eval.resolving import ResolvingRange
 
 KINDS = {"unsafe": False, "safe": True}

@@ -82,7 +82,7 @@ _OPENSPIEL_TABLES = (openspiel_policy.TabularPolicy, openspiel_policy.UniformRan
 
 TOLERANCE = 1e-9
 """Largest difference between two answers of an agent at the same state that counts as equal."""
-_SUM_TOLERANCE = 1e-5
+SUM_TOLERANCE = 1e-5
 """Probabilities reported by an agent must sum to 1 within this (NFSP's are float32)."""
 
 
@@ -213,7 +213,7 @@ def _openspiel_rows(agent: Any, states: InfosetStates) -> Callable[[int], FloatA
 
     def row_of(row: int) -> FloatArray:
         answer = agent.action_probabilities(to_pyspiel(states.states[row]))
-        return _row(states.tree, row, {int(a): float(p) for a, p in answer.items()}, name, _SUM_TOLERANCE)
+        return _row(states.tree, row, {int(a): float(p) for a, p in answer.items()}, name, SUM_TOLERANCE)
 
     return row_of
 
@@ -253,7 +253,7 @@ def _rlcard_rows(agent: Any, states: InfosetStates) -> Callable[[int], FloatArra
             answer = {_action_id(a, ids, name): float(p) for a, p in probs.items()}
         else:
             answer = {_action_id(action, ids, name): 1.0}
-        return _row(states.tree, row, answer, name, _SUM_TOLERANCE)
+        return _row(states.tree, row, answer, name, SUM_TOLERANCE)
 
     return row_of
 

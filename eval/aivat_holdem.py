@@ -44,14 +44,14 @@ hands (and RLCard's draw of the small blind's seat) it is :math:`e(h')`, the dea
 moves, and :math:`\hat u_p` is linear in it: the estimate stays unbiased, with a little variance added.
 
 **Imagined hands.** When :math:`K` answers for every private hand at once (our abstract strategies, uniform play,
-agents blind to their cards: :func:`eval.lbr_sampled.range_query`), the estimate is the paper's imaginary
+agents blind to their cards: :func:`eval.ranges.range_query`), the estimate is the paper's imaginary
 observations: :math:`\hat u_p` computed with :math:`K` holding each hand :math:`o` it may hold, averaged with
 :math:`w(o) \propto \prod_t \sigma_K(a_t \mid h_t, o)` -- the expectation of :math:`\hat u_p` given everything but
 :math:`K`'s cards, so unbiased too, and free of :math:`K`'s card luck. When the other seat's agent answers so too,
 its hands :math:`o'` are imagined as well, with :math:`w'(o') \propto \prod_t \tau(a_t \mid h_t, o')`, and the
 estimate averages over the pairs with :math:`W(o, o') = w(o)\, w'(o')` over the pairs that share no card with each
 other or the board: the expectation given the public history, free of both seats' card luck. An agent asked hand by
-hand is imagined too when that is cheap (RLCard's rule agents: :attr:`~eval.lbr_sampled.PerHandQuery.imaginable`);
+hand is imagined too when that is cheap (RLCard's rule agents: :attr:`~eval.ranges.PerHandQuery.imaginable`);
 others (RLCard's networks, OpenSpiel policies) are asked for the hand they hold only, their weights one-hot.
 
 Over pairs, every correction is :math:`\alpha(o)\, m_r(o, o') + \beta(o)` or the same in :math:`o'`
@@ -88,19 +88,12 @@ from adapters.holdem.betting import DEAL, DECISION, SHOWDOWN
 from adapters.holdem.cards import board_mask, hand_index_table, hand_masks, private_hands, rank_hands
 from adapters.holdem.engine import HoldemEngine, rlcard_card
 from adapters.inputs import InputError
+from cfr_agents.holdem_play import RLCARD_IDS
 from cfr_agents.solvers.hand_sweeps import fold, showdown
 from eval.aivat import AivatEstimate, AivatRecorder
 from eval.environments import PairSamples
-from eval.lbr_sampled import (
-    CALL,
-    FOLD,
-    RAISE,
-    FloatArray,
-    IntArray,
-    PerHandQuery,
-    RangeQuery,
-    completion_sets,
-)
+from eval.lbr_sampled import completion_sets
+from eval.ranges import FloatArray, IntArray, PerHandQuery, RangeQuery
 
 RIDGE_HANDS: Final = 20
 """How many hands' worth of weight the default gains carry in a fit (:func:`fitted_gains`)."""
@@ -109,7 +102,6 @@ EXACT_EVALUATIONS: Final = 2_000_000
 hands); a table that needs more is estimated from :data:`EQUITY_SAMPLES` completions."""
 EQUITY_SAMPLES: Final = 1024
 """Completions of the board drawn to estimate a table of equities too long to enumerate."""
-_RLCARD_ACTIONS: Final = {"fold": FOLD, "check": CALL, "call": CALL, "raise": RAISE}
 
 
 class HoldemAivat:
@@ -314,7 +306,7 @@ def _features(
 
 def imagined(query: RangeQuery) -> bool:
     """Whether AIVAT imagines the other hands of the agent ``query`` asks: one that answers for every hand at once,
-    or one asked hand by hand that is cheap to ask (:attr:`~eval.lbr_sampled.PerHandQuery.imaginable`)."""
+    or one asked hand by hand that is cheap to ask (:attr:`~eval.ranges.PerHandQuery.imaginable`)."""
     return not isinstance(query, PerHandQuery) or query.imaginable
 
 
@@ -487,7 +479,7 @@ def rlcard_history(engine: HoldemEngine, env: Any) -> tuple[list[int], int]:
     cards where the round begins, as OpenSpiel's history holds them; a seat that acts where the tree says the
     other does is refused."""
     seen = env.get_perfect_information()
-    played = [(int(seat), _RLCARD_ACTIONS[name]) for seat, name in env.action_recorder]
+    played = [(int(seat), RLCARD_IDS[name]) for seat, name in env.action_recorder]
     big_blind = 1 - played[0][0]
     history = [rlcard_card(card) for seat in (big_blind, 1 - big_blind) for card in seen["hand_cards"][seat]]
     board = iter(rlcard_card(card) for card in seen["public_card"] or [])

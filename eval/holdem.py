@@ -67,6 +67,7 @@ from cfr_agents.public_tree.neural import Materialiser, network_strategy
 from cfr_agents.public_tree.strategy_file import PublicStrategy, layout_fingerprint, save_strategy, strategy_paths
 from cfr_agents.public_tree.tree import PublicTree
 from eval.agents import (
+    SUM_TOLERANCE,
     AbstractStrategyAgent,
     Agent,
     AgentQueryError,
@@ -80,9 +81,6 @@ from eval.environments import OpenSpielPolicy
 from eval.exploitability import Exploitability, public_exploitability
 from eval.head_to_head import HeadToHead
 from eval.opponents import is_file_name, load_opponent
-
-SUM_TOLERANCE = 1e-5
-"""A per-state agent's probabilities must sum to 1 within this (:class:`StateHands`)."""
 
 
 class HandStrategy(Protocol):

@@ -55,10 +55,7 @@ from cfr_agents.solvers.hand_sweeps import fold, showdown
 from eval.environments import OpenSpielPolicy, PairSamples, draw
 from eval.holdem import Placed, batched, check_name, hand_strategy, is_batched, on_public_tree, strategy_array, tree_for
 from eval.lbr_sampled import (
-    CALL,
-    FOLD,
     PREFERENCE,
-    RAISE,
     SEATS,
     LBRRun,
     Sampled,
@@ -68,6 +65,7 @@ from eval.lbr_sampled import (
     sampled_lbr_report,
 )
 from eval.opponents import load_opponent
+from eval.ranges import CALL, FOLD, RAISE
 
 
 @dataclass(frozen=True)

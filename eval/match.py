@@ -79,8 +79,8 @@ from eval.environments import (
 from eval.exploitability import exploitability_of_strategy, public_exploitability
 from eval.hand_log import HandLog, HandReader
 from eval.head_to_head import HeadToHead, exact_head_to_head
-from eval.lbr_sampled import PerHandQuery, RangeQuery, range_query
 from eval.opponents import Opponent, load_opponent
+from eval.ranges import PerHandQuery, RangeQuery, range_query
 
 MIN_HANDS = 4
 """Two duplicate pairs: the fewest hands whose standard error can be estimated."""
@@ -348,7 +348,7 @@ def holdem_engine_of(game_id: str) -> HoldemEngine | None:
 
 
 def _known_query(agents: Agents, game_id: str, name: str, engine: HoldemEngine) -> RangeQuery | str:
-    """Agent ``name`` asked for its strategy on the engine (:func:`eval.lbr_sampled.range_query`), or why not."""
+    """Agent ``name`` asked for its strategy on the engine (:func:`eval.ranges.range_query`), or why not."""
     rules = engine.rules
     try:
         agent = agents.opponent(name, game_id).agent

@@ -1,7 +1,7 @@
 r"""An agent that re-solves each endgame when play reaches it, in games no public tree holds (``hulh``, RLCard's).
 
 The agent plays its blueprint :math:`\sigma_B` (any agent asked for every hand at once, a
-:class:`~eval.lbr_sampled.RangeQuery`) before the last round. At the first decision of the last round it builds the
+:class:`~eval.ranges.RangeQuery`) before the last round. At the first decision of the last round it builds the
 endgame's public state :math:`S` (:mod:`cfr_agents.public_tree.subgame`): the round's entry and the board, and each
 player's range there, replayed from the root along the public betting,
 
@@ -19,7 +19,8 @@ under ``algorithm``'s update rule, vectors over both players' hands, and plays t
   player's nodes of the endgame).
 
 Endgames and their re-solved strategies are kept per public state (and acting player, when safe), the last
-:data:`KEPT` of them.
+:data:`KEPT` of them. :class:`ResolvingAgent` seats it in matches, tournaments and LBR (the registry's
+``resolve:BLUEPRINT`` and ``resolve-safe:BLUEPRINT``, :func:`eval.opponents.load_opponent`).
 """
 
 from __future__ import annotations
@@ -27,15 +28,17 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 from numpy.typing import NDArray
 
 from adapters.holdem.betting import DECISION, BettingTree
-from adapters.holdem.engine import HoldemEngine
+from adapters.holdem.cards import hand_index_table, private_hands
+from adapters.holdem.engine import RLCARD_LIMIT, HoldemEngine
 from adapters.inputs import InputError
-from cfr_agents.holdem_play import walk_actions
+from adapters.rlcard import RLCardGame
+from cfr_agents.holdem_play import HoldemPolicy, HoldemRLCardAgent, Position, walk_actions
 from cfr_agents.public_tree.engine import Engine, FloatArray, own_placement, profile
 from cfr_agents.public_tree.kernels import EVALUATE
 from cfr_agents.public_tree.safe_endgame import GadgetSolver
@@ -43,10 +46,14 @@ from cfr_agents.public_tree.solver import PublicTreeSolver
 from cfr_agents.public_tree.subgame import Subgames
 from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.solvers import ALGORITHMS
-from eval.lbr_sampled import BoolArray, RangeQuery, recently_used
+from eval.agents import Agent, OwnStreamAgent, openspiel_strategy
+from eval.environments import RLCardAgent
+from eval.ranges import BoolArray, IntArray, RangeAgent, RangeQuery, range_query, recently_used
 
 KEPT: Final = 64
 """Endgames an agent keeps, and re-solved strategies (one hand of play reaches one endgame)."""
+ITERATIONS: Final = 200
+"""Iterations an endgame is re-solved by, unless told (a ``hulh`` river: 0.17 s on one core)."""
 
 
 class ResolvingRange:
@@ -200,3 +207,59 @@ def _actions_from(betting: BettingTree, entry: int, node: int) -> list[int]:
         taken.append(int(betting.action[node]))
         node = int(betting.parent[node])
     return taken[::-1]
+
+
+class ResolvingAgent(RangeAgent):
+    """The re-solving agent (:class:`ResolvingRange`) of ``blueprint``, any agent that can be asked for every hand
+    at once (:func:`eval.ranges.range_query`), on ``engine``'s game, as evaluation seats agents: in RLCard's env
+    (``rlcard:limit-holdem``), as an OpenSpiel policy (``universal_poker``), and for LBR and AIVAT, which ask it for
+    every hand at once. It answers each information state from the hand's column of that answer, so a hand that
+    reaches an endgame plays its re-solved strategy; its answers depend on the information state alone."""
+
+    raw: ResolvingRange
+    infoset_only = True
+
+    def __init__(
+        self,
+        blueprint: Agent,
+        engine: HoldemEngine,
+        name: str,
+        *,
+        iterations: int = ITERATIONS,
+        safe: bool = False,
+        algorithm: str = "dcfr",
+    ) -> None:
+        self.engine = engine
+        rules = engine.rules
+        hands = private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards)
+        query = range_query(blueprint, engine, hands, name)
+        self.raw = ResolvingRange(query, engine, iterations=iterations, safe=safe, algorithm=algorithm)
+        self._row = hand_index_table(self.raw.hands, engine.rules.deck_size)
+
+    def range_query(self, engine: HoldemEngine, hands: IntArray, name: str) -> RangeQuery:
+        if engine.game_id != self.engine.game_id or not np.array_equal(hands, self.raw.hands):
+            raise InputError(f"{name!r} re-solves endgames of {self.engine.game_id}, not of {engine.game_id}")
+        return self.raw
+
+    def answer(self, position: Position) -> FloatArray:
+        """The probabilities of ``position``'s legal actions for the hand it holds."""
+        row = int(self._row[tuple(sorted(position.hole))])
+        live = np.zeros(self.raw.hands.shape[0], dtype=bool)
+        live[row] = True
+        actions = [self.engine.legal_actions(node)[choice] for node, choice in position.path]
+        board = np.asarray(position.board, dtype=np.int64)
+        column: FloatArray = np.asarray(self.raw.probabilities(position.node, board, actions, live))[:, row]
+        return column
+
+    def strategy(self, tree: Any) -> FloatArray:
+        return openspiel_strategy(self.openspiel_player(), tree)
+
+    def openspiel_player(self) -> Any:
+        if self.engine.game_id == RLCARD_LIMIT:
+            raise InputError(f"the re-solving agent of {RLCARD_LIMIT} plays in RLCard's env")
+        return HoldemPolicy(self.engine, self.answer)
+
+    def rlcard_env_player(self, game: RLCardGame, rng: np.random.Generator) -> RLCardAgent:
+        if game.game_id != self.engine.game_id:
+            raise InputError(f"the re-solving agent plays {self.engine.game_id}, not {game.game_id}")
+        return OwnStreamAgent(HoldemRLCardAgent(self.engine, self.answer), game, rng)

@@ -26,9 +26,9 @@ from eval import aivat_holdem
 from eval.aivat_holdem import HoldemAivat, HoldemAivatRecorder, cross_fitted, fitted_gains
 from eval.environments import play_rlcard_match
 from eval.head_to_head import exact_head_to_head, seated_profile
-from eval.lbr_sampled import BoolArray, IntArray, RangeQuery, RLCardRange, UniformRange, range_query
 from eval.match import rlcard_seat
 from eval.opponents import load_opponent
+from eval.ranges import BoolArray, IntArray, RangeQuery, RLCardRange, UniformRange, range_query
 from tests.support import run_cli, tree
 from tests.test_aivat import incoming_edges, random_strategy, reach, terminal_paths
 

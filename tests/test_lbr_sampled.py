@@ -31,23 +31,19 @@ from cfr_agents.solvers import ALGORITHMS
 from eval.agents import rlcard_env_state
 from eval.holdem import AbstractHands, Placed, strategy_array
 from eval.lbr import lbr_strategy, local_best_response
-from eval.lbr_sampled import (
+from eval.lbr_sampled import LBRDecision, ShowdownTables, pair_values, sampled_lbr, sampled_lbr_report
+from eval.opponents import load_opponent
+from eval.ranges import (
     CALL,
     RAISE,
     AbstractRange,
     CardBlind,
-    LBRDecision,
     OpenSpielRange,
     RangeQuery,
     RLCardRange,
-    ShowdownTables,
     UniformRange,
-    pair_values,
     range_query,
-    sampled_lbr,
-    sampled_lbr_report,
 )
-from eval.opponents import load_opponent
 from tests.support import run_cli
 
 TIE = 1e-9

@@ -19,9 +19,9 @@ from adapters.inputs import InputError
 from adapters.rlcard import RLCardGame
 from cfr_agents.holdem_play import walk_actions
 from eval.agents import RLCardEnvAgent
-from eval.lbr_sampled import CALL, RAISE, RLCardRange, range_query
 from eval.opponents import MODELS, available, load_model_file, load_opponent, shipped_model
 from eval.opponents.provenance import NO_TREE, Evaluation, Provenance, library_versions, provenance_of
+from eval.ranges import CALL, RAISE, RLCardRange, range_query
 from tests.support import game, run_cli
 
 GAME = "rlcard:limit-holdem"

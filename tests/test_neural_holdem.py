@@ -24,9 +24,9 @@ from cfr_agents.training import TrainingRun
 from eval import holdem
 from eval.agents import NetworkAgent, openspiel_strategy
 from eval.exploitability import exploitability_of_strategy
-from eval.lbr_sampled import range_query
 from eval.opponents import load_opponent
 from eval.opponents.neural import save_trained
+from eval.ranges import range_query
 from tests.support import game, run_cli, tree
 from tests.test_neural import counterfactual_regrets
 

@@ -3,6 +3,7 @@ endgame's segment, unsafe and safe, from ranges replayed along the betting."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from functools import cache
 
@@ -11,16 +12,20 @@ import pytest
 
 from adapters.games import canonical_game_id
 from adapters.holdem.betting import DECISION
+from adapters.holdem.cards import hand_index_table
 from adapters.holdem.engine import holdem_engine
 from adapters.inputs import InputError
 from adapters.openspiel import PREFIX
+from cfr_agents.holdem_play import openspiel_position
 from cfr_agents.public_tree.endgame import EndgameSolver
 from cfr_agents.public_tree.engine import Engine, FloatArray, normalised, own_placement, profile
 from cfr_agents.public_tree.safe_endgame import safe_resolve
 from cfr_agents.public_tree.subgame import Subgames
 from cfr_agents.public_tree.tree import PublicTree, build_public_tree
 from cfr_agents.solvers import ALGORITHMS
+from eval.opponents import load_opponent
 from eval.resolving import ResolvingRange
+from tests.support import run_cli
 
 GAME = "holdem-8"
 ITERATIONS = 25
@@ -179,3 +184,73 @@ def test_subgames_refuse_what_is_not_an_endgame() -> None:
         subgames.tree(entry, board, -reach)
     with pytest.raises(InputError, match="at least 1 iteration"):
         ResolvingRange(TreeRange(tree, blueprint()), holdem_engine(tree.game_id), iterations=0)
+
+
+@pytest.mark.parametrize("safe", [False, True])
+def test_the_named_resolving_agent_plays_the_whole_trees_resolve_at_openspiels_states(safe: bool) -> None:
+    """``resolve:N:random`` (``resolve-safe:``) from the registry, played as an OpenSpiel policy at states of
+    OpenSpiel's own game dealt and bet at random, answers in the last round what re-solving every endgame of the
+    whole tree from the uniform blueprint plays at that infoset for the hand it holds, to 1e-12, and the blueprint
+    before."""
+    tree = whole()
+    uniform = normalised(tree, np.ones(tree.size))
+    rule = ALGORITHMS["dcfr"]
+    if safe:
+        expected = safe_resolve(tree, rule, "dcfr", uniform, ITERATIONS)
+    else:
+        solver = EndgameSolver(tree, rule, "dcfr", uniform)
+        solver.run(ITERATIONS)
+        expected = solver.average_strategy()
+    name = f"resolve{'-safe' if safe else ''}:{ITERATIONS}:random"
+    opponent = load_opponent(name, GAME)
+    policy = opponent.agent.openspiel_player()
+    engine = holdem_engine(tree.game_id)
+    rows = hand_index_table(tree.hands, tree.rules.deck_size)
+    segment = {(range_of(tree, 0), ()): 0} | {
+        (int(tree.segments.range_index[s]), tree.segments.boards[s]): s for s in range(tree.segments.count)
+    }
+    rng, checked = np.random.default_rng(5), [0, 0]
+    game = policy.game
+    for _ in range(40):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes, weights = zip(*state.chance_outcomes(), strict=True)
+                state.apply_action(int(rng.choice(outcomes, p=weights)))
+                continue
+            position = openspiel_position(engine, state, None)
+            round_ = int(tree.betting.round[position.node])
+            s = segment[(range_of(tree, position.node), history(tree, position.board, round_))]
+            block = endgame_blocks(tree, expected if round_ == tree.rules.num_rounds - 1 else uniform, s)
+            answer = policy.action_probabilities(state)
+            found = np.array([answer[a] for a in engine.legal_actions(position.node)])
+            column = block[position.node][:, int(rows[tuple(sorted(position.hole))])]
+            np.testing.assert_allclose(found, column, rtol=0, atol=1e-12)
+            checked[round_ == tree.rules.num_rounds - 1] += 1
+            state.apply_action(int(rng.choice(state.legal_actions())))
+    assert min(checked) > 20  # decisions checked before the last round and in it
+
+
+@pytest.mark.parametrize(
+    ("agent", "game", "message"),
+    [
+        ("resolve:", "holdem-8", "name the blueprint agent after resolve:"),
+        ("resolve-safe:7:", "holdem-8", "name the blueprint agent after resolve-safe:"),
+        ("resolve:0:random", "holdem-8", "the iteration count must be positive"),
+        ("resolve:no-such-agent", "holdem-8", "unknown opponent 'no-such-agent'"),
+        ("resolve:random", "rlcard:leduc-holdem", "has no endgames to re-solve"),
+    ],
+)
+def test_a_bad_resolving_agent_is_refused_in_one_line(agent: str, game: str, message: str) -> None:
+    run = run_cli(["match", agent, "random", "--game", game, "--hands", "4"])
+    assert run.status == 2 and not run.out
+    assert run.err.count("\n") == 1 and message in run.err
+
+
+def test_the_resolving_agent_plays_a_match_in_rlcards_env() -> None:
+    """``resolve:`` of an RLCard agent plays RLCard's own env, its hands reaching the river re-solved there."""
+    agents = ["resolve:5:always-call", "always-call"]
+    run = run_cli(["match", *agents, "--game", "rlcard:limit-holdem", "--hands", "4", "--seed", "2", "--json"])
+    assert run.status == 0, run.err
+    report = json.loads(run.out)
+    assert report["hands"] == 4 and report["agents"] == agents

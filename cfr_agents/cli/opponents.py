@@ -28,7 +28,7 @@ def register(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from adapters.games import canonical_game_id
     from eval.holdem import on_public_tree
-    from eval.opponents import available
+    from eval.opponents import RESOLVE_SUMMARY, available, resolves
 
     families = available(args.game, any_players=args.table is None)  # the table scores two-player games
     public = on_public_tree(canonical_game_id(args.game))
@@ -36,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
         families = [family for family in families if family.name == "random"]
     if args.table is None:
         if args.json:
-            print(json.dumps({"game": args.game, "opponents": [_entry(f) for f in families]}))
+            entries = [_entry(f) for f in families]
+            print(json.dumps({"game": args.game, "opponents": entries, "resolving": resolves(args.game)}))
         else:
             for family in families:
                 name = f"{family.name}[:N]" if family.takes_iterations else family.name
@@ -47,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
                 else ("FILE.json", "a policy file, or a model file written by train-opponent")
             )
             print(f"{files[0]:24} {files[1]}")
+            if resolves(args.game):
+                print(f"{'resolve[-safe]:[N:]AGENT':24} {RESOLVE_SUMMARY}")
         return 0
     from eval.opponents.table import opponent_table
 

@@ -6,11 +6,14 @@ from eval.opponents.base import FULL, LOSSY, Family, Opponent, Training
 from eval.opponents.registry import (
     FAMILIES,
     MODELS,
+    RESOLVE_SUMMARY,
+    RESOLVING,
     TRAINABLE,
     available,
     is_file_name,
     load_model_file,
     load_opponent,
+    resolves,
     shipped_model,
     trainable,
 )
@@ -20,6 +23,8 @@ __all__ = [
     "FULL",
     "LOSSY",
     "MODELS",
+    "RESOLVE_SUMMARY",
+    "RESOLVING",
     "TRAINABLE",
     "Family",
     "Opponent",
@@ -28,6 +33,7 @@ __all__ = [
     "is_file_name",
     "load_model_file",
     "load_opponent",
+    "resolves",
     "shipped_model",
     "trainable",
 ]

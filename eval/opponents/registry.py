@@ -2,7 +2,9 @@
 
 A name is one of :data:`FAMILIES` (``random``, ``rlcard-rule-v1``, ...), an OpenSpiel solver with
 an iteration count (``openspiel-cfr+:1000``), or the path of a file: a policy file, or a model
-file written by ``cfr-agents train-opponent`` (an NFSP sidecar, an RLCard CFR table).
+file written by ``cfr-agents train-opponent`` (an NFSP sidecar, an RLCard CFR table). On a limit hold'em game of
+two rounds or more, any of them as the blueprint of the re-solving agent (:data:`RESOLVING`):
+``resolve:AGENT``, ``resolve-safe:AGENT``, ``resolve:N:AGENT`` re-solving by ``N`` iterations.
 
 A new kind of opponent is one more :class:`~eval.opponents.base.Family` below: how it applies, how it
 is built, and, if ``train-opponent`` trains it, its :class:`~eval.opponents.base.Training`.
@@ -16,13 +18,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
+from typing import Final
 
 import eval.opponents.dqn as dqn
 import eval.opponents.neural as neural
 import eval.opponents.nfsp as nfsp
 import eval.opponents.openspiel_solvers as openspiel_solvers
 from adapters import Game, load_game
-from adapters.inputs import InputError, read_json
+from adapters.games import canonical_game_id
+from adapters.holdem.engine import holdem_engine
+from adapters.inputs import InputError, UnsupportedGameError, read_json
 from adapters.openspiel import OpenSpielGame
 from adapters.pettingzoo import PettingZooGame
 from adapters.rlcard import RLCardGame
@@ -36,6 +41,7 @@ from cfr_agents.tree import load_tree
 from eval.opponents.base import FULL, LOSSY, Family, Opponent, Training
 from eval.opponents.provenance import FORMAT as MODEL_FORMAT
 from eval.opponents.provenance import provenance_of
+from eval.resolving import ITERATIONS, ResolvingAgent
 
 MODELS = Path(__file__).parent / "models"
 """The shipped trained opponents: ``<family>_<game name>.json`` (and ``.safetensors`` for NFSP)."""
@@ -272,6 +278,41 @@ def is_file_name(name: str) -> bool:
         return True
 
 
+RESOLVING: Mapping[str, bool] = {"resolve": False, "resolve-safe": True}
+"""The re-solving agent's prefixes (:class:`eval.resolving.ResolvingAgent`), and whether each re-solves safely."""
+
+
+RESOLVE_SUMMARY: Final = (
+    "AGENT re-solving each endgame at play time, unsafe or safe, by N DCFR iterations (default 200)"
+)
+
+
+def resolves(game_id: str) -> bool:
+    """Whether ``game_id`` has endgames to re-solve: a limit hold'em game on the engine, of two rounds or more."""
+    try:
+        return holdem_engine(canonical_game_id(game_id)).rules.num_rounds >= 2
+    except (InputError, UnsupportedGameError):
+        return False
+
+
+def _resolving(name: str, game_id: str | None, any_players: bool) -> Opponent:
+    """The re-solving agent ``resolve[-safe]:[N:]AGENT`` (:data:`RESOLVING`), ``AGENT`` loaded as any opponent."""
+    prefix, _, rest = name.partition(":")
+    count, _, blueprint = rest.partition(":")
+    if not count.isdigit():
+        count, blueprint = "", rest
+    if not blueprint:
+        raise InputError(f"{name!r}: name the blueprint agent after {prefix}:")
+    iterations = _iterations(name, count) or ITERATIONS
+    inner = load_opponent(blueprint, game_id, any_players=any_players)
+    if not resolves(inner.game_id):
+        raise InputError(f"{name!r}: {inner.game_id} has no endgames to re-solve (limit hold'em of 2 rounds or more)")
+    safe = RESOLVING[prefix]
+    agent = ResolvingAgent(inner.agent, holdem_engine(inner.game_id), blueprint, iterations=iterations, safe=safe)
+    how = f"each endgame re-solved{' safely' if safe else ''} by {iterations:,} DCFR iterations"
+    return Opponent.of(name, inner.game_id, agent, f"{inner.trained}; {how}", inner.observes)
+
+
 def _require_extras(family: Family) -> None:
     if family.needs_torch:
         nfsp.require_torch(family.name)
@@ -281,6 +322,8 @@ def load_opponent(name: str, game_id: str | None = None, *, any_players: bool = 
     """Build the opponent ``name`` for ``game_id`` (a file carries its own game; ``game_id``, if
     given, must agree with it); an n-player or general-sum game only with ``any_players``
     (:func:`adapters.load_game`)."""
+    if name.partition(":")[0] in RESOLVING:
+        return _resolving(name, game_id, any_players)
     if is_file_name(name):
         game = load_game(game_id, any_players=any_players) if game_id is not None else None
         return load_model_file(Path(name), game, name=name)
@@ -289,7 +332,9 @@ def load_opponent(name: str, game_id: str | None = None, *, any_players: bool = 
     if family is None:
         if Path(name).is_dir():
             raise InputError(f"{name!r} is a directory, not a policy or model file")
-        raise InputError(f"unknown opponent {name!r}; known: {', '.join(FAMILIES)}, or a policy or model file")
+        raise InputError(
+            f"unknown opponent {name!r}; known: {', '.join(FAMILIES)}, a policy or model file, or resolve:AGENT"
+        )
     if game_id is None:
         raise InputError(f"opponent {name!r} needs a game: name the game it is to play")
     game = load_game(game_id, any_players=any_players)

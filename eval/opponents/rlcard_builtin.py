@@ -95,6 +95,8 @@ class FixedAgent:
     always-call, always-raise), and reports it as its probabilities."""
 
     use_raw = False
+    card_blind = True
+    """Its answer does not depend on its cards (:class:`eval.ranges.CardBlind`)."""
 
     def __init__(self, actions: Sequence[str], preference: tuple[str, ...]) -> None:
         self.preference = preference
