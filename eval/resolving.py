@@ -51,7 +51,9 @@ from eval.environments import RLCardAgent
 from eval.ranges import BoolArray, IntArray, RangeAgent, RangeQuery, range_query, recently_used
 
 KEPT: Final = 64
-"""Endgames an agent keeps, and re-solved strategies (one hand of play reaches one endgame)."""
+"""Endgames an agent keeps, and strategies in them (one hand of play reaches one endgame)."""
+BLUEPRINT: Final = -2
+"""The key, in place of an acting player, of the blueprint's strategy among an agent's kept strategies."""
 ITERATIONS: Final = 200
 """Iterations an endgame is re-solved by, unless told (a ``hulh`` river: 0.17 s on one core)."""
 
@@ -145,7 +147,12 @@ class ResolvingRange:
 
     def blueprint_in(self, endgame: Endgame) -> FloatArray:
         """The blueprint's strategy in ``endgame``, laid out over its subgame: asked at each decision, with the
-        betting from the root to it, for the hands in range of the player to act."""
+        betting from the root to it, for the hands in range of the player to act; kept beside the re-solved
+        strategies (each safe solve and :meth:`gains` read it)."""
+        key = (endgame.entry, endgame.board.tobytes(), BLUEPRINT)
+        return recently_used(self._solved, key, lambda: self._blueprint_in(endgame), KEPT)
+
+    def _blueprint_in(self, endgame: Endgame) -> FloatArray:
         tree, betting, count = endgame.tree, self.engine.betting, self.hands.shape[0]
         assert tree.root_reach is not None
         strategy = np.zeros(tree.size)
