@@ -16,7 +16,10 @@ scored, 0 for a hand that ends sooner. The mean over hands is each agent's expec
 with its standard error.
 
 *LBR* (:func:`eval.lbr_sampled.pair_values`, calling preflop) against the blueprint and both agents on the same
-``--lbr-pairs`` duplicate pairs, each pair from its own seed, so the differences are measured pair by pair.
+``--lbr-pairs`` duplicate pairs, each pair from its own seed, so the differences are measured pair by pair. Its last
+round is scored in expectation over the agent's range and actions by default (``--lbr-last-round over-range``): the
+three agents play alike before it, so the same seeds bring the same hands to the same endgames, and LBR's change
+is then what re-solving does there, without the luck of the agent's cards or actions.
 """
 
 from __future__ import annotations
@@ -39,12 +42,17 @@ from adapters.holdem.engine import HoldemEngine, holdem_engine
 from cfr_agents.files import write_atomic
 from eval.agents import AbstractStrategyAgent
 from eval.environments import Z_95
-from eval.lbr_sampled import ShowdownTables, pair_values
+from eval.lbr_sampled import LAST_ROUND, ShowdownTables, pair_values
 from eval.opponents import load_opponent
 from eval.ranges import RangeQuery, range_query
 from eval.resolving import ResolvingRange
 
 KINDS = {"unsafe": False, "safe": True}
+LAST_ROUND_WORDS = {
+    "sampled": "played",
+    "expected": "in expectation over the agent's actions",
+    "over-range": "in expectation over the agent's range and actions",
+}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -54,6 +62,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--iterations", type=int, default=200, help="DCFR iterations per endgame")
     parser.add_argument("--hands", type=int, default=600, help="hands of play for the head-to-head gain")
     parser.add_argument("--lbr-pairs", type=int, default=300, help="duplicate pairs of LBR against each agent")
+    parser.add_argument(
+        "--lbr-last-round",
+        choices=LAST_ROUND,
+        default="over-range",
+        help="how LBR scores its last round (default: over-range)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/endgame_play"))
     args = parser.parse_args(argv)
@@ -76,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     lbr: dict[str, np.ndarray] = {}
     for kind, agent in {"blueprint": blueprint, **agents}.items():
         began = time.perf_counter()
-        lbr[kind] = lbr_values(engine, agent, seeds, tables) * scale
+        lbr[kind] = lbr_values(engine, agent, seeds, tables, args.lbr_last_round) * scale
         row[f"{kind}_lbr_mbb"] = float(lbr[kind].mean())
         row[f"{kind}_lbr_se_mbb"] = float(lbr[kind].std(ddof=1)) / math.sqrt(args.lbr_pairs)
         row[f"{kind}_lbr_seconds"] = time.perf_counter() - began
@@ -84,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
             change = lbr[kind] - lbr["blueprint"]
             row[f"{kind}_lbr_change_mbb"] = float(change.mean())
             row[f"{kind}_lbr_change_se_mbb"] = float(change.std(ddof=1)) / math.sqrt(args.lbr_pairs)
-    row["lbr_pairs"] = args.lbr_pairs
+    row["lbr_pairs"], row["lbr_last_round"] = args.lbr_pairs, args.lbr_last_round
     row["seconds"] = time.perf_counter() - started
     row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     lines = report(row)
@@ -149,12 +163,17 @@ def head_to_head(
 
 
 def lbr_values(
-    engine: HoldemEngine, agent: RangeQuery, seeds: list[np.random.SeedSequence], tables: ShowdownTables
+    engine: HoldemEngine,
+    agent: RangeQuery,
+    seeds: list[np.random.SeedSequence],
+    tables: ShowdownTables,
+    last_round: str,
 ) -> np.ndarray:
-    """LBR's mean payoff over each duplicate pair (one seed each), in the game's units, calling preflop."""
+    """LBR's mean payoff over each duplicate pair (one seed each), in the game's units, calling preflop, its last
+    round scored as ``last_round`` says (:data:`eval.lbr_sampled.LAST_ROUND`)."""
     chunks = [seeds[i : i + 25] for i in range(0, len(seeds), 25)]
     values = [
-        pair_values(engine, agent, "both", chunk, call_until=1, tables=tables)
+        pair_values(engine, agent, "both", chunk, call_until=1, tables=tables, last_round=last_round)
         for chunk in tqdm(chunks, unit="25 pairs")
     ]
     return np.concatenate(values)
@@ -170,7 +189,8 @@ def report(row: dict[str, Any]) -> list[str]:
         "",
         f"Blueprint `{Path(row['agent']).name}`. Head to head: {row['hands']:,} hands of the blueprint's self-play, "
         f"{row['endgames_reached']:,} reaching the last round, each endgame's gain exact over both ranges. LBR: "
-        f"{row['lbr_pairs']:,} duplicate pairs against each agent, the same deals for all three.",
+        f"{row['lbr_pairs']:,} duplicate pairs against each agent, the same deals for all three, the last round "
+        f"{LAST_ROUND_WORDS[row.get('lbr_last_round', 'sampled')]}.",
         "",
         "| agent | gain against the blueprint (mbb/hand) | s per endgame | LBR (mbb/hand) | LBR change | LBR time |",
         "| --- | --- | --- | --- | --- | --- |",

@@ -429,10 +429,12 @@ def run_lbr(
     call_until: int | None = None,
     workers: int = 1,
     show_progress: bool = False,
+    last_round: str = "sampled",
 ) -> LBRReport | SampledLBRReport:
     """``cfr-agents lbr``: :func:`lbr_report` on a game with a public tree (``call_until`` 0 by default), else LBR
     played hand by hand on the compiled engine (:func:`eval.lbr_sampled.sampled_lbr_report`, ``call_until`` the
-    first round whose showdown is enumerated, by default) by ``workers`` processes."""
+    first round whose showdown is enumerated, by default) by ``workers`` processes, its last round played or in
+    expectation (``last_round``)."""
     game = canonical_game_id(game_id)
     if no_public_tree(game):
         return sampled_lbr_report(
@@ -444,14 +446,17 @@ def run_lbr(
             call_until=call_until,
             workers=workers,
             show_progress=show_progress,
+            last_round=last_round,
         )
-    if workers != 1 and game.startswith(PREFIX) and limit_rules(game) is not None:
-        raise ParameterError(
-            "{workers} applies where LBR is played on the compiled engine (no public tree); {game} has a public "
-            "tree, got {given!r}",
-            game=game_id,
-            given=workers,
-        )
+    on_engine_only = {"workers": (workers, 1), "last_round": (last_round, "sampled")}
+    for option, (given, default) in on_engine_only.items():
+        if given != default and game.startswith(PREFIX) and limit_rules(game) is not None:
+            raise ParameterError(
+                f"{{{option}}} applies where LBR is played on the compiled engine (no public tree); {{game}} has a "
+                "public tree, got {given!r}",
+                game=game_id,
+                given=given,
+            )
     return lbr_report(
         name,
         game,

@@ -39,6 +39,27 @@ are enumerated for both of LBR's hands at once. Before round ``call_until`` LBR 
 flops), 1 for ``hulh`` and ``rlcard:limit-holdem`` (:math:`\binom{52}{5}` boards preflop, 1,176 turn and river
 pairs on the flop), LBR then calling preflop as the paper's variants do.
 
+**The last round in expectation** (``last_round``). From the last round's first decision on, the rest of the hand
+can be walked rather than played: LBR's hand :math:`h` and the whole board :math:`B` are known, LBR acts as it would
+(from its range along the way), and every action of the agent is followed, weighted by :math:`\sigma(d, o, a)`:
+
+.. math:: V(o) = \sum_z \pi_{-}(z \mid o)\,u(z, o),
+
+:math:`z` the last round's terminal histories LBR's actions lead to, :math:`\pi_{-}(z \mid o)` the agent's
+probability of its actions on the way holding :math:`o`, and :math:`u` LBR's payoff (a fold's stake, or at showdown
+:math:`\operatorname{sign}(\rho(h \cup B) - \rho(o \cup B))` times the stake).
+
+* ``"expected"``: the hand scores :math:`V(o^*)`, :math:`o^*` the agent's hand: the expected payoff given the deal
+  and the betting before the last round. Its mean is LBR's value (the tower rule), and for each pair as well as each
+  hand its variance is at most that of the played hand (Rao-Blackwell), duplicate pairs keeping their effect.
+* ``"over-range"``: the hand scores :math:`\sum_o r(o)\,V(o) / \sum_o r(o)`, the agent's hand summed over the range
+  :math:`r` LBR holds at the round's entry, its posterior given what LBR has seen: the expected payoff given LBR's
+  hand, the board and the betting before the last round. Its mean is LBR's value too, but a duplicate pair no longer
+  cancels the luck of the deal (each hand forgets the other's cards), so its variance may be larger. Two agents
+  that play alike before the last round (a blueprint and its re-solving agent, :mod:`eval.resolving`), scored on the
+  same seeds, then differ pair by pair only by what they do in the last round, with none of the luck of the
+  agent's hand in the difference.
+
 **Value.** LBR's value is the mean of its payoffs per hand in the game's units
 (:meth:`~adapters.holdem.engine.HoldemEngine.payoffs`: chips, or big blinds on RLCard), over pairs, with its
 standard error; in expectation it is at most what a best response wins. :func:`sampled_lbr_report` plays the
@@ -64,7 +85,8 @@ from numpy.typing import NDArray
 from tqdm import tqdm
 
 from adapters.games import canonical_game_id
-from adapters.holdem.betting import DEAL, DECISION
+from adapters.holdem.betting import DEAL, DECISION, SHOWDOWN
+from adapters.holdem.betting import FOLD as FOLD_NODE
 from adapters.holdem.cards import board_mask, hand_index_table, hand_masks, private_hands, rank_hands
 from adapters.holdem.engine import RLCARD_LIMIT, HoldemEngine, holdem_engine
 from adapters.holdem.rules import LimitRules, limit_rules
@@ -81,6 +103,9 @@ from eval.ranges import CALL, FOLD, RAISE, FloatArray, IntArray, RangeQuery, ran
 PREFERENCE: Final = (CALL, RAISE, FOLD)
 """OpenSpiel's action ids, in the order LBR prefers them when they are worth the same."""
 SEATS: Final = ("0", "1", "both")
+LAST_ROUND: Final = ("sampled", "expected", "over-range")
+"""How LBR's last round is scored: played; in expectation over the agent's actions; over its hand too (module
+docstring)."""
 MAX_SHOWDOWN_BOARDS: Final = 25_000
 """The most completions of the board one showdown table enumerates (FHP's preflop: :math:`\\binom{52}{3}` =
 22,100); a round with more is not enumerated (:func:`first_enumerable_round`)."""
@@ -275,8 +300,11 @@ class _Game:
         tables: ShowdownTables,
         call_until: int,
         on_decision: Callable[[LBRDecision], None] | None,
+        last_round: str = "sampled",
     ) -> None:
         self.engine = engine
+        self.last_round = last_round
+        """How the last round is scored (:data:`LAST_ROUND`)."""
         self.agent = agent
         self.hands = tables.hands
         self.masks = tables.masks
@@ -325,6 +353,8 @@ class _Game:
                 round_ = int(betting.round[node])
                 board = engine.board(cards, round_)
                 reach[(self.masks & int(board_mask(board.tolist()))) != 0] = 0.0  # o ∩ B ≠ ∅: r(o) = 0
+                if self.last_round != "sampled" and round_ == engine.rules.num_rounds - 1:
+                    return self._last_round(answers, node, board, mine, partner, actions, reach, seat, cards, row)
                 continue
             if kind != DECISION:
                 return engine.payoffs(node, cards)[seat]
@@ -338,6 +368,50 @@ class _Game:
                 choice = self._decide(answers, node, round_, board, mine, partner, actions, reach, seat, cards, row)
             actions.append(int(betting.action[int(betting.first_child[node]) + choice]))
             node = int(betting.first_child[node]) + choice
+
+    def _last_round(
+        self,
+        answers: dict[int, FloatArray],
+        entry: int,
+        board: IntArray,
+        mine: IntArray,
+        partner: IntArray | None,
+        actions: list[int],
+        reach: FloatArray,
+        seat: int,
+        cards: IntArray,
+        row: int,
+    ) -> float:
+        r"""LBR's payoff from the last round's ``entry`` in expectation (module docstring): :math:`V(o^*)` for the
+        agent's hand :math:`o^*` (``"expected"``), or :math:`\sum_o r(o) V(o) / \sum_o r(o)` (``"over-range"``).
+        LBR decides as in play, from its range :math:`r(o) \pi_-(\cdot \mid o)` along the way; every action of the
+        agent is walked, weighted by :math:`\sigma(d, o, a)`, without recursion."""
+        engine, betting = self.engine, self.engine.betting
+        margin, _ = self.tables.tables(engine.rules.num_rounds - 1, board, mine, partner)  # sign(rho(h B) - rho(o B))
+        values = np.zeros_like(reach)  # sum_z r(o) pi_-(z | o) u(z, o)
+        stack = [(entry, actions, reach)]
+        while stack:
+            node, taken, weight = stack.pop()
+            kind, first = int(betting.kind[node]), int(betting.first_child[node])
+            if kind == FOLD_NODE:
+                folder = int(betting.player[node])
+                stake = float(betting.spent[node, folder]) * engine.payoff_scale
+                values += (stake if folder != seat else -stake) * weight
+            elif kind == SHOWDOWN:
+                values += float(betting.spent[node, seat]) * engine.payoff_scale * margin * weight
+            elif int(betting.player[node]) != seat:
+                sigma = self._ask(answers, node, board, taken, weight, row)
+                for i in range(int(betting.num_children[node])):
+                    branch = weight * sigma[i]  # r(o) sigma(d, o, a)
+                    if branch[row] > 0.0 if self.last_round == "expected" else branch.any():
+                        stack.append((first + i, [*taken, int(betting.action[first + i])], branch))
+            else:
+                round_ = int(betting.round[node])
+                choice = self._decide(answers, node, round_, board, mine, partner, taken, weight, seat, cards, row)
+                stack.append((first + choice, [*taken, int(betting.action[first + choice])], weight))
+        if self.last_round == "expected":
+            return float(values[row] / reach[row])  # V(o*): r(o*) > 0, the agent having played its actions
+        return float(values.sum() / reach.sum())
 
     def _ask(
         self,
@@ -439,18 +513,20 @@ def sampled_lbr(
     show_progress: bool = False,
     on_decision: Callable[[LBRDecision], None] | None = None,
     tables: ShowdownTables | None = None,
+    last_round: str = "sampled",
 ) -> Sampled:
     """LBR against ``agent`` over ``pairs`` duplicate pairs of hands of ``engine``'s game (module docstring), cards
-    and the agent's moves drawn from ``rng``; ``on_decision`` sees each of LBR's decisions; ``tables``: showdown
-    tables kept from an earlier run of the same game (a new store by default)."""
-    _check_play(seat, pairs)
+    and the agent's moves drawn from ``rng``; ``on_decision`` sees each of LBR's decisions (with ``last_round``
+    ``"expected"``, those of the last round's walk too); ``tables``: showdown tables kept from an earlier run of the
+    same game (a new store by default)."""
+    _check_play(seat, pairs, last_round)
     rules = engine.rules
     check_call_until(rules, call_until)
     if tables is None:
         tables = ShowdownTables(rules, private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards))
     elif tables.rules != rules:
         raise InputError("the showdown tables are of another game")
-    game = _Game(engine, agent, tables, call_until, on_decision)
+    game = _Game(engine, agent, tables, call_until, on_decision, last_round)
     samples = PairSamples(pairs)
     with tqdm(total=2 * pairs, disable=not show_progress, unit="hand", leave=False, mininterval=0.5) as bar:
         for value in game.pairs(seat, pairs, rng, bar.update).tolist():
@@ -466,21 +542,31 @@ def pair_values(
     *,
     call_until: int,
     tables: ShowdownTables,
+    last_round: str = "sampled",
 ) -> FloatArray:
     """LBR's mean payoff over each duplicate pair against ``agent``, pair ``i`` dealt and played from its own seed
     ``seeds[i]``: two agents scored on the same seeds meet the same deals, so their difference is measured pair by
     pair (common random numbers)."""
-    _check_play(seat, max(len(seeds), 2))
+    _check_play(seat, max(len(seeds), 2), last_round)
     check_call_until(engine.rules, call_until)
-    game = _Game(engine, agent, tables, call_until, None)
+    game = _Game(engine, agent, tables, call_until, None, last_round)
     return np.array([game.pairs(seat, 1, np.random.default_rng(seed), None)[0] for seed in seeds])
 
 
-def _check_play(seat: str, pairs: int) -> None:
+def _check_play(seat: str, pairs: int, last_round: str) -> None:
+    check_last_round(last_round)
     if seat not in SEATS:
         raise ParameterError("{seat} must be one of {seats}; got {given!r}", seats=", ".join(SEATS), given=seat)
     if isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < 2:
         raise ParameterError("LBR needs at least 2 {pairs} of hands to estimate its error, got {given!r}", given=pairs)
+
+
+def check_last_round(last_round: str) -> None:
+    """Refuse a ``last_round`` that is not one of :data:`LAST_ROUND`."""
+    if last_round not in LAST_ROUND:
+        raise ParameterError(
+            "{last_round} must be one of {choices}; got {given!r}", choices=", ".join(LAST_ROUND), given=last_round
+        )
 
 
 def _sampled(samples: PairSamples) -> Sampled:
@@ -553,6 +639,8 @@ class SampledLBRReport(LBRRun):
     """``cfr-agents lbr`` on a game with no public tree: LBR's value over sampled duplicate pairs alone."""
 
     sampled: Sampled
+    last_round: str
+    """How the last round was scored (:data:`LAST_ROUND`)."""
     no_exact: str
     """Why no exact value is computed."""
     setup_seconds: float
@@ -570,6 +658,7 @@ class SampledLBRReport(LBRRun):
             "standard_error": sampled.standard_error,
             "ci95": list(sampled.ci95),
             "value_mbb": self.mbb(sampled.mean),
+            "last_round": self.last_round,
             "exact": None,
             "exact_mbb": None,
             "best_response": None,
@@ -596,6 +685,7 @@ class _Block:
     game: str
     seat: str
     call_until: int
+    last_round: str
     pairs: int
     seed: np.random.SeedSequence
 
@@ -618,7 +708,7 @@ def _play_block(block: _Block, progress: Callable[[int], object] | None = None) 
     """Each pair's mean payoff to LBR over ``block``, and the showdown tables enumerated for it."""
     engine, query, tables = _prepared(block.name, block.game)
     before = tables.enumerated
-    game = _Game(engine, query, tables, block.call_until, None)
+    game = _Game(engine, query, tables, block.call_until, None, block.last_round)
     values = game.pairs(block.seat, block.pairs, np.random.default_rng(block.seed), progress)
     return values, tables.enumerated - before
 
@@ -633,14 +723,16 @@ def sampled_lbr_report(
     call_until: int | None = None,
     workers: int = 1,
     show_progress: bool = False,
+    last_round: str = "sampled",
 ) -> SampledLBRReport:
     """LBR against the agent ``name`` (a strategy or model file, or a named opponent) on ``game_id``, a game with no
     public tree (:func:`no_public_tree`), over ``hands`` hands in duplicate pairs, in blocks of
     :data:`BLOCK_PAIRS` pairs played by ``workers`` local processes (:class:`cfr_agents.jobs.LocalPool`), the cards
     and draws of each block from its own child of ``seed``; ``call_until`` defaults to
-    :func:`first_enumerable_round`."""
+    :func:`first_enumerable_round`; ``last_round`` (:data:`LAST_ROUND`): the last round played, or in expectation."""
     started = time.perf_counter()
     game = lbr_game(game_id, seat, seed)
+    check_last_round(last_round)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ParameterError("{workers} must be at least 1, got {given!r}", given=workers)
     reason = no_public_tree(game)
@@ -660,7 +752,7 @@ def sampled_lbr_report(
         pairs = hands // 2
         seeds = np.random.SeedSequence(seed).spawn(-(-pairs // BLOCK_PAIRS))
         blocks = [
-            _Block(name, game, seat, chosen, min(BLOCK_PAIRS, pairs - i * BLOCK_PAIRS), child)
+            _Block(name, game, seat, chosen, last_round, min(BLOCK_PAIRS, pairs - i * BLOCK_PAIRS), child)
             for i, child in enumerate(seeds)
         ]
         computed = time.perf_counter()
@@ -685,6 +777,7 @@ def sampled_lbr_report(
         seat=seat,
         call_until=chosen,
         sampled=_sampled(samples),
+        last_round=last_round,
         no_exact=reason,
         setup_seconds=computed - started,
         play_seconds=time.perf_counter() - computed,

@@ -31,7 +31,7 @@ from cfr_agents.solvers import ALGORITHMS
 from eval.agents import rlcard_env_state
 from eval.holdem import AbstractHands, Placed, strategy_array
 from eval.lbr import lbr_strategy, local_best_response
-from eval.lbr_sampled import LBRDecision, ShowdownTables, pair_values, sampled_lbr, sampled_lbr_report
+from eval.lbr_sampled import LAST_ROUND, LBRDecision, ShowdownTables, pair_values, sampled_lbr, sampled_lbr_report
 from eval.opponents import load_opponent
 from eval.ranges import (
     CALL,
@@ -369,6 +369,9 @@ def test_the_lbr_command_plays_hulh_without_an_exact_value() -> None:
     text = run_cli(["lbr", "random", "--game", "hulh", "--hands", "20", "--call-until", "3"])
     assert text.status == 0, text.err
     assert "exact value is out of reach" in text.out and "played 20 hands" in text.out
+    expected = run_cli(["lbr", "random", "--game", "hulh", "--hands", "20", "--last-round", "expected", "--json"])
+    assert expected.status == 0, expected.err
+    assert json.loads(expected.out)["last_round"] == "expected" and report["last_round"] == "sampled"
 
 
 @pytest.mark.parametrize(
@@ -378,6 +381,7 @@ def test_the_lbr_command_plays_hulh_without_an_exact_value() -> None:
         (["random", "--game", "hulh", "--call-until", "0"], "--call-until must be at least 1 here"),
         (["random", "--game", "hulh", "--call-until", "4"], "--call-until must be a round from 0 to 3"),
         (["random", "--game", "holdem-6", "--workers", "2"], "--workers applies where LBR is played"),
+        (["random", "--game", "holdem-6", "--last-round", "expected"], "--last-round applies where LBR is played"),
         (["random", "--game", "rlcard:leduc-holdem"], "LBR runs on two-player limit universal_poker games"),
     ],
 )
@@ -428,3 +432,34 @@ def test_on_flop_holdem_each_decision_is_the_exact_lbrs_and_the_value_lands_on_i
         if decision.action != expected:
             assert abs(decision.utilities[expected] - decision.utilities[decision.action]) <= TIE
     assert abs(sampled.mean - values.value) < 4 * sampled.standard_error
+
+
+@pytest.mark.parametrize(("name", "kind"), [("holdem-6", "dcfr 40"), ("holdem-8", "abstract")])
+def test_the_last_round_in_expectation_lands_on_the_exact_value(name: str, kind: str) -> None:
+    """With the last round scored in expectation, over the agent's actions or over its hand in LBR's range too, the
+    mean over 1,000 pairs is within 4 standard errors of the exact LBR value; over the agent's actions, the standard
+    error is below the played last round's on the same seeds (each pair's value is the played one's conditional
+    expectation); and every decision of the last round's walk is the exact LBR's, or ties it."""
+    placed, query = agent(name, kind)
+    _, values = local_best_response(tree(name), placed)
+    tables = ShowdownTables(engine(name).rules, hands(name))
+    seeds = np.random.SeedSequence(13).spawn(1000)
+    errors = {}
+    for mode in LAST_ROUND:
+        found = pair_values(engine(name), query, "both", seeds, call_until=0, tables=tables, last_round=mode)
+        errors[mode] = found.std(ddof=1) / np.sqrt(found.size)
+        assert abs(found.mean() - values.value) < 4 * errors[mode], mode
+    assert errors["expected"] < 0.95 * errors["sampled"]
+    exact = exact_policy(name, placed, 0)
+    last_round = engine(name).rules.num_rounds - 1
+    for mode in ("expected", "over-range"):
+        decisions: list[LBRDecision] = []
+        rng = np.random.default_rng(17)
+        sampled_lbr(engine(name), query, "both", 50, rng, call_until=0, on_decision=decisions.append, last_round=mode)
+        last = [d for d in decisions if int(engine(name).betting.round[d.node]) == last_round]
+        for decision in last:
+            answer = exact.action_probabilities(state_of(name, decision))
+            best = max(answer, key=answer.__getitem__)
+            mine = decision.utilities
+            assert decision.action == best or abs(mine[best] - mine[decision.action]) <= TIE, mode
+        assert len(last) > 100

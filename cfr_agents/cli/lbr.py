@@ -42,6 +42,13 @@ def register(commands: Any) -> None:
         default=1,
         help="processes that play the hands on a game with no public tree (default 1)",
     )
+    command.add_argument(
+        "--last-round",
+        choices=("sampled", "expected", "over-range"),
+        default="sampled",
+        help="on a game with no public tree, play LBR's last round (default), or score it in expectation over the "
+        "agent's actions (the same mean, less variance), or over its hand in LBR's range too",
+    )
     command.add_argument("--json", action="store_true", help="print one JSON object")
     command.add_argument("--quiet", action="store_true", help="no progress bar")
     command.set_defaults(run=run)
@@ -58,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         call_until=args.call_until,
         workers=args.workers,
+        last_round=args.last_round,
         show_progress=not args.quiet and not args.json and sys.stderr.isatty(),
     )
     if args.json:
@@ -83,8 +91,14 @@ def run(args: argparse.Namespace) -> int:
     played, seconds = report.sampled, report.play_seconds
     if played is not None:
         low, high = played.ci95
+        last = "sampled" if isinstance(report, LBRReport) else report.last_round
+        how = {
+            "sampled": "",
+            "expected": ", the last round in expectation",
+            "over-range": ", the last round in expectation over the agent's range",
+        }[last]
         print(
-            f"played {2 * played.pairs:,} hands in duplicate pairs: {played.mean:+.6g} +- "
+            f"played {2 * played.pairs:,} hands in duplicate pairs{how}: {played.mean:+.6g} +- "
             f"{played.standard_error:.3g} {units} per hand ({report.mbb(played.mean):+.4g} mbb/g; 95% CI "
             f"[{report.mbb(low):+.4g}, {report.mbb(high):+.4g}] mbb/g) in {seconds:.1f} s"
         )
