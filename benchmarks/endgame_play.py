@@ -2,7 +2,7 @@
 re-solves each endgame gains against its blueprint head to head, and its local best response beside the
 blueprint's.
 
-    python -m benchmarks.endgame_play --agent agent.npz --game rlcard:limit-holdem --hands 600 --lbr-pairs 300 \\
+    python -m benchmarks.endgame_play --agent agent.npz --game rlcard:limit-holdem --hands 600 --lbr-pairs 400 \\
         --out benchmarks/results/endgame_play
 
 The blueprint is any agent file of the game that answers for every hand at once (an abstraction agent, a model
