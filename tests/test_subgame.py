@@ -107,19 +107,25 @@ def endgames(tree: PublicTree, count: int) -> list[int]:
     ]
 
 
+def whole_tree_resolve(strategy: FloatArray, safe: bool) -> FloatArray:
+    """Every endgame of the whole tree re-solved at once from the blueprint ``strategy``, by ``ITERATIONS`` DCFR
+    iterations: safely (each acting player's gadget) or not."""
+    rule = ALGORITHMS["dcfr"]
+    if safe:
+        return safe_resolve(whole(), rule, "dcfr", strategy, ITERATIONS)
+    solver = EndgameSolver(whole(), rule, "dcfr", strategy)
+    solver.run(ITERATIONS)
+    resolved: FloatArray = solver.average_strategy()
+    return resolved
+
+
 @pytest.mark.parametrize("safe", [False, True])
 def test_a_subgame_resolved_at_play_time_plays_as_the_whole_trees_resolve(safe: bool) -> None:
     """At every decision of eight endgames, the agent that re-solves each endgame when play reaches it (from ranges
     it replays along the betting) plays what re-solving every endgame at once on the whole tree plays there, to
     1e-12: unsafe, and safe for the acting player."""
     tree, strategy = whole(), blueprint()
-    rule = ALGORITHMS["dcfr"]
-    if safe:
-        expected = safe_resolve(tree, rule, "dcfr", strategy, ITERATIONS)
-    else:
-        solver = EndgameSolver(tree, rule, "dcfr", strategy)
-        solver.run(ITERATIONS)
-        expected = solver.average_strategy()
+    expected = whole_tree_resolve(strategy, safe)
     asked = TreeRange(tree, strategy)
     agent = ResolvingRange(asked, holdem_engine(tree.game_id), iterations=ITERATIONS, safe=safe)
     live = np.ones(tree.num_hands, dtype=bool)
@@ -194,13 +200,7 @@ def test_the_named_resolving_agent_plays_the_whole_trees_resolve_at_openspiels_s
     before."""
     tree = whole()
     uniform = normalised(tree, np.ones(tree.size))
-    rule = ALGORITHMS["dcfr"]
-    if safe:
-        expected = safe_resolve(tree, rule, "dcfr", uniform, ITERATIONS)
-    else:
-        solver = EndgameSolver(tree, rule, "dcfr", uniform)
-        solver.run(ITERATIONS)
-        expected = solver.average_strategy()
+    expected = whole_tree_resolve(uniform, safe)
     name = f"resolve{'-safe' if safe else ''}:{ITERATIONS}:random"
     opponent = load_opponent(name, GAME)
     policy = opponent.agent.openspiel_player()
