@@ -76,7 +76,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
@@ -290,6 +290,19 @@ class LBRDecision:
     fold: float | None
 
 
+@dataclass
+class _Hand:
+    """The hand LBR is playing: the deal, LBR's seat and hole cards, the hole cards it holds in the pair's other
+    hand, the agent's hand's row in the hand table, and the agent's answers so far, one per node."""
+
+    cards: IntArray
+    seat: int
+    mine: IntArray
+    partner: IntArray | None
+    row: int
+    answers: dict[int, FloatArray] = field(default_factory=dict)
+
+
 class _Game:
     """One LBR run: the engine, the agent's answers, the showdown tables, and the hand being played."""
 
@@ -341,9 +354,8 @@ class _Game:
         engine, betting = self.engine, self.engine.betting
         k = engine.rules.num_hole_cards
         mine, theirs = cards[seat * k : (seat + 1) * k], cards[(1 - seat) * k : (2 - seat) * k]
-        row = int(self.index[tuple(np.sort(theirs).tolist())])
+        hand = _Hand(cards, seat, mine, partner, int(self.index[tuple(np.sort(theirs).tolist())]))
         reach = ((self.masks & int(board_mask(mine.tolist()))) == 0).astype(np.float64)  # r(o): uniform, o ∩ h = ∅
-        answers: dict[int, FloatArray] = {}
         node, round_, actions = engine.root, 0, list[int]()
         board = engine.board(cards, 0)
         while True:
@@ -354,40 +366,29 @@ class _Game:
                 board = engine.board(cards, round_)
                 reach[(self.masks & int(board_mask(board.tolist()))) != 0] = 0.0  # o ∩ B ≠ ∅: r(o) = 0
                 if self.last_round != "sampled" and round_ == engine.rules.num_rounds - 1:
-                    return self._last_round(answers, node, board, mine, partner, actions, reach, seat, cards, row)
+                    return self._last_round(hand, node, board, actions, reach)
                 continue
             if kind != DECISION:
                 return engine.payoffs(node, cards)[seat]
             if int(betting.player[node]) != seat:
-                sigma = self._ask(answers, node, board, actions, reach, row)
-                column = sigma[:, row]
+                sigma = self._ask(hand, node, board, actions, reach)
+                column = sigma[:, hand.row]
                 cumulative = np.cumsum(column / column.sum())
                 choice = min(int(np.searchsorted(cumulative, rng.random(), side="right")), column.shape[0] - 1)
                 reach *= sigma[choice]  # r(o) <- r(o) sigma(d, o, a)
             else:
-                choice = self._decide(answers, node, round_, board, mine, partner, actions, reach, seat, cards, row)
+                choice = self._decide(hand, node, round_, board, actions, reach)
             actions.append(int(betting.action[int(betting.first_child[node]) + choice]))
             node = int(betting.first_child[node]) + choice
 
-    def _last_round(
-        self,
-        answers: dict[int, FloatArray],
-        entry: int,
-        board: IntArray,
-        mine: IntArray,
-        partner: IntArray | None,
-        actions: list[int],
-        reach: FloatArray,
-        seat: int,
-        cards: IntArray,
-        row: int,
-    ) -> float:
+    def _last_round(self, hand: _Hand, entry: int, board: IntArray, actions: list[int], reach: FloatArray) -> float:
         r"""LBR's payoff from the last round's ``entry`` in expectation (module docstring): :math:`V(o^*)` for the
         agent's hand :math:`o^*` (``"expected"``), or :math:`\sum_o r(o) V(o) / \sum_o r(o)` (``"over-range"``).
         LBR decides as in play, from its range :math:`r(o) \pi_-(\cdot \mid o)` along the way; every action of the
         agent is walked, weighted by :math:`\sigma(d, o, a)`, without recursion."""
-        engine, betting = self.engine, self.engine.betting
-        margin, _ = self.tables.tables(engine.rules.num_rounds - 1, board, mine, partner)  # sign(rho(h B) - rho(o B))
+        engine, betting, seat, row = self.engine, self.engine.betting, hand.seat, hand.row
+        margin, _ = self.tables.tables(engine.rules.num_rounds - 1, board, hand.mine, hand.partner)
+        # margin: sign(rho(h B) - rho(o B))
         values = np.zeros_like(reach)  # sum_z r(o) pi_-(z | o) u(z, o)
         stack = [(entry, actions, reach)]
         while stack:
@@ -400,63 +401,43 @@ class _Game:
             elif kind == SHOWDOWN:
                 values += float(betting.spent[node, seat]) * engine.payoff_scale * margin * weight
             elif int(betting.player[node]) != seat:
-                sigma = self._ask(answers, node, board, taken, weight, row)
+                sigma = self._ask(hand, node, board, taken, weight)
                 for i in range(int(betting.num_children[node])):
                     branch = weight * sigma[i]  # r(o) sigma(d, o, a)
                     if branch[row] > 0.0 if self.last_round == "expected" else branch.any():
                         stack.append((first + i, [*taken, int(betting.action[first + i])], branch))
             else:
-                round_ = int(betting.round[node])
-                choice = self._decide(answers, node, round_, board, mine, partner, taken, weight, seat, cards, row)
+                choice = self._decide(hand, node, int(betting.round[node]), board, taken, weight)
                 stack.append((first + choice, [*taken, int(betting.action[first + choice])], weight))
         if self.last_round == "expected":
             return float(values[row] / reach[row])  # V(o*): r(o*) > 0, the agent having played its actions
         return float(values.sum() / reach.sum())
 
-    def _ask(
-        self,
-        answers: dict[int, FloatArray],
-        node: int,
-        board: IntArray,
-        actions: list[int],
-        reach: FloatArray,
-        row: int,
-    ) -> FloatArray:
+    def _ask(self, hand: _Hand, node: int, board: IntArray, actions: list[int], reach: FloatArray) -> FloatArray:
         """The agent's ``(actions, H)`` answer at ``node``, asked once per node and hand (the range, and so the
         hands asked for, is the same each time a hand asks at a node)."""
-        found = answers.get(node)
+        found = hand.answers.get(node)
         if found is None:
             live = reach > 0.0
-            live[row] = True
-            found = answers[node] = np.asarray(self.agent.probabilities(node, board, tuple(actions), live))
+            live[hand.row] = True
+            found = hand.answers[node] = np.asarray(self.agent.probabilities(node, board, tuple(actions), live))
             n = int(self.engine.betting.num_children[node])
             if found.shape != (n, self.hands.shape[0]):
                 raise AgentQueryError(f"an agent answered {found.shape} at a node with {n} actions")
         return found
 
     def _decide(
-        self,
-        answers: dict[int, FloatArray],
-        node: int,
-        round_: int,
-        board: IntArray,
-        mine: IntArray,
-        partner: IntArray | None,
-        actions: list[int],
-        reach: FloatArray,
-        seat: int,
-        cards: IntArray,
-        row: int,
+        self, hand: _Hand, node: int, round_: int, board: IntArray, actions: list[int], reach: FloatArray
     ) -> int:
         """The index of the child LBR takes at ``node`` (module docstring)."""
-        betting = self.engine.betting
+        betting, seat = self.engine.betting, hand.seat
         legal = self.engine.legal_actions(node)
         call = legal.index(CALL)
         utilities: dict[int, float] = {}
         win = fold = None
         choice = call
         if round_ >= self.call_until:
-            margin, count = self.tables.tables(round_, board, mine, partner)
+            margin, count = self.tables.tables(round_, board, hand.mine, hand.partner)
             seen = float(reach @ count)  # sum_o r(o) K(o)
             if seen > 0.0:
                 win = 0.5 + float(reach @ margin) / (2.0 * seen)  # w = 1/2 + sum r M / (2 sum r K)
@@ -469,37 +450,28 @@ class _Game:
                 if RAISE in legal:
                     child = int(betting.first_child[node]) + legal.index(RAISE)
                     more = float(spent[child, seat] - spent[node, 1 - seat])  # a: what the raise adds to a call
-                    fold = self._fold(answers, child, board, [*actions, RAISE], reach, seat, row)
+                    fold = self._fold(hand, child, board, [*actions, RAISE], reach)
                     utilities[RAISE] = fold * pot + (1.0 - fold) * (  # U(raise) = f P + (1 - f)(...)
                         win * (pot + more) - (1.0 - win) * (asked + more)
                     )
                 best = max(utilities[a] for a in PREFERENCE if a in utilities)
                 choice = legal.index(next(a for a in PREFERENCE if a in utilities and utilities[a] == best))
         if self.on_decision is not None:
-            decision = LBRDecision(seat, node, cards, tuple(actions), legal[choice], utilities, win, fold)
+            decision = LBRDecision(seat, node, hand.cards, tuple(actions), legal[choice], utilities, win, fold)
             self.on_decision(decision)
         return choice
 
-    def _fold(
-        self,
-        answers: dict[int, FloatArray],
-        child: int,
-        board: IntArray,
-        actions: list[int],
-        reach: FloatArray,
-        seat: int,
-        row: int,
-    ) -> float:
+    def _fold(self, hand: _Hand, child: int, board: IntArray, actions: list[int], reach: FloatArray) -> float:
         """:math:`f = \\sum_o r(o) \\sigma(d', o, \\text{fold}) / \\sum_o r(o)` at ``child`` (:math:`d'`)."""
         betting = self.engine.betting
-        if int(betting.kind[child]) != DECISION or int(betting.player[child]) == seat:
+        if int(betting.kind[child]) != DECISION or int(betting.player[child]) == hand.seat:
             return 0.0
         if int(betting.action[int(betting.first_child[child])]) != FOLD:
             return 0.0
         total = float(reach.sum())
         if total <= 0.0:
             return 0.0
-        return float(reach @ self._ask(answers, child, board, actions, reach, row)[0]) / total
+        return float(reach @ self._ask(hand, child, board, actions, reach)[0]) / total
 
 
 def sampled_lbr(
