@@ -55,7 +55,7 @@ def rows_of_infosets(game: AbstractGame, game_id: str) -> np.ndarray:
     ("sampling", "samples", "rows"),
     [
         pytest.param("chance", 10_000, None, marks=pytest.mark.slow),
-        ("external", 20_000, 50),
+        pytest.param("external", 20_000, 50, marks=pytest.mark.slow),
         pytest.param("outcome", 40_000, 20, marks=pytest.mark.slow),
         ("public-chance", 1_500, None),
     ],

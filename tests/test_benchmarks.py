@@ -63,6 +63,7 @@ def test_bad_options_are_one_line_and_exit_2(argv: list[str], message: str, caps
     assert error.count("\n") == 1 and message in error
 
 
+@pytest.mark.slow
 def test_quick_sampling_run_on_kuhn(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--families", "sampling", "--games", "kuhn", "--quick", "--budget", "0.12", "--seeds", "2"]
     assert solvers.main([*argv, "--no-compile-timing", "--out", str(tmp_path)]) == 0

@@ -192,7 +192,9 @@ def test_module_doctest() -> None:
 # --- OpenSpiel's algorithms on RLCard's rules ---------------------------------------------
 
 
-@pytest.mark.parametrize("kind", sorted(POLICIES))
+@pytest.mark.parametrize(
+    "kind", [pytest.param(kind, marks=() if kind == "trained" else pytest.mark.slow) for kind in sorted(POLICIES)]
+)
 def test_rlcard_leduc_nash_conv_equals_openspiel_on_the_bridged_game(kind: str) -> None:
     t = tree(LEDUC)
     policy = POLICIES[kind](t)

@@ -3,6 +3,7 @@ model's own at every information state, and scores as the compiled tree scores i
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
@@ -81,16 +82,21 @@ def test_the_materialised_strategy_is_the_model_s_at_every_infoset(
 
 
 @pytest.mark.parametrize("name", list(MODELS))
-@pytest.mark.parametrize(("dtype", "tolerance"), [(np.float64, 1e-9), (np.float32, 1e-6)])
+@pytest.mark.parametrize(("dtype", "relative"), [(np.float64, 0.0), (np.float32, 1e-6)])
 def test_its_exploitability_through_the_public_tree_is_the_compiled_tree_s(
-    folder: Path, name: str, dtype: type[np.floating], tolerance: float
+    folder: Path, name: str, dtype: type[np.floating], relative: float
 ) -> None:
+    """float64 to 1e-9; float32 strategies, whose last bits differ between CPUs, to 1e-6 of the value as well (a
+    NashConv of 163 chips is summed from entries rounded at 6e-8 each)."""
     model = trained(name, folder)
     tree = public(MODELS[name][0], False)
     ours = public_exploitability(tree, Materialiser(tree, network_strategy(model), dtype=dtype).strategy())
     theirs = exploitability_of_strategy(model.tree, model.strategy_on(model.tree))
-    assert abs(ours.nash_conv - theirs.nash_conv) <= tolerance, (ours.nash_conv, theirs.nash_conv)
-    assert abs(ours.policy_values[0] - theirs.policy_values[0]) <= tolerance
+    for mine, reference in ((ours.nash_conv, theirs.nash_conv), (ours.policy_values[0], theirs.policy_values[0])):
+        assert math.isclose(mine, reference, rel_tol=relative, abs_tol=1e-9 if relative == 0.0 else 1e-6), (
+            mine,
+            reference,
+        )
 
 
 @pytest.mark.parametrize("name", ["sd-cfr", "deep-cfr"])
