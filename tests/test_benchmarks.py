@@ -8,7 +8,7 @@ from pathlib import Path
 import pyspiel
 import pytest
 
-from benchmarks import sampling, solvers
+from benchmarks import lbr_last_round, sampling, solvers
 from benchmarks.measure import Convergence, ReferenceCheck
 from cfr_agents.training import CurvePoint
 from tests.support import tree
@@ -95,3 +95,24 @@ def test_sd_cfr_with_a_perfect_fit_of_its_memory_converges_on_kuhn() -> None:
     points = neural_limits.run("openspiel:kuhn_poker", 1_000_000, 300, seed=0)
     assert [iteration for iteration, _, _ in points] == [30, 100, 200, 300]
     assert points[-1][1] < 0.005 < points[0][1]
+
+
+def test_lbr_last_round_modes_differ_from_the_played_one_by_noise_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every mode of ``--last-round`` is unbiased, so on the same seeds its difference from ``sampled`` is 0 within
+    4 standard errors; ``--pairs 1`` is refused in one line."""
+    lbr_last_round.main(["--agent", "random", "--game", "holdem-6", "--pairs", "200", "--out", str(tmp_path / "r")])
+    result = json.loads((tmp_path / "r.json").read_text())
+    rows = {row["last_round"]: row for row in result["rows"]}
+    assert set(rows) == {"sampled", "expected", "over-range"}
+    for mode in ("expected", "over-range"):
+        assert abs(rows[mode]["minus_sampled_mbb"]) <= 4 * rows[mode]["minus_sampled_se_mbb"]
+        assert rows[mode]["hands_needed_ratio"] > 1.0
+    assert "| `expected` |" in (tmp_path / "r.md").read_text()
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        lbr_last_round.main(["--agent", "random", "--pairs", "1"])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "--pairs must be at least 2" in error
