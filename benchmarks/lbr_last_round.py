@@ -23,14 +23,14 @@ import numpy as np
 
 from adapters.inputs import InputError
 from benchmarks.endgame_play import lbr_values, prepared
-from cfr_agents.cli.common import Parser
+from benchmarks.report import OneLineParser
 from cfr_agents.files import write_atomic
 from eval.environments import Z_95
 from eval.lbr_sampled import LAST_ROUND
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = Parser(prog="benchmarks/lbr_last_round.py", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="benchmarks/lbr_last_round.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", required=True, help="an agent file (or name) of the game")
     parser.add_argument("--game", default="rlcard:limit-holdem")
     parser.add_argument("--pairs", type=int, default=10_000, help="duplicate pairs in each mode")

@@ -5,6 +5,7 @@ Every file is written atomically (a temporary file, then a rename).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import csv
 import io
@@ -17,9 +18,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
+from typing import NoReturn
 
 from benchmarks.measure import Convergence, ReferenceCheck
 from cfr_agents.files import replacing, write_atomic
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """A benchmark's options: bad ones end the run with one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ Results go to stdout as plain-text tables and to ``--out`` as ``results.md``, ``
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import math
 import shlex
@@ -28,7 +27,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the repository root
 
@@ -36,6 +34,7 @@ from benchmarks import full_tree, sampling
 from benchmarks.measure import Settings
 from benchmarks.report import (
     FamilyResult,
+    OneLineParser,
     load_average,
     machine_facts,
     markdown_report,
@@ -74,19 +73,12 @@ class Options:
     command: str
 
 
-class _Parser(argparse.ArgumentParser):
-    """Bad options end the run with one line on stderr and exit status 2."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
 def _names(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
 
 
 def parse_options(argv: Sequence[str]) -> Options:
-    parser = _Parser(prog="benchmarks/solvers.py", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="benchmarks/solvers.py", description=__doc__.splitlines()[0])
     names = ", ".join(FAMILIES)
     parser.add_argument("--families", default=",".join(FAMILIES), help=f"comma-separated subset of: {names}")
     known = ", ".join(dict.fromkeys(game for family in FAMILIES.values() for game in family.games))
