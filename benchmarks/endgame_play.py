@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import resource
 import time
 from pathlib import Path
@@ -39,9 +38,9 @@ from adapters.games import canonical_game_id
 from adapters.holdem.betting import DEAL, DECISION
 from adapters.holdem.cards import hand_index_table, private_hands
 from adapters.holdem.engine import HoldemEngine, holdem_engine
+from benchmarks.report import interval, mbb_summary
 from cfr_agents.files import write_atomic
 from eval.agents import AbstractStrategyAgent
-from eval.environments import Z_95
 from eval.lbr_sampled import LAST_ROUND, ShowdownTables, pair_values
 from eval.opponents import load_opponent
 from eval.ranges import RangeQuery, range_query
@@ -82,8 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     gains, reached, seconds = head_to_head(engine, blueprint, agents, args.hands, rng)
     row |= {"hands": args.hands, "endgames_reached": reached}
     for kind, values in gains.items():
-        mean, error = float(values.mean()) * mbb, float(values.std(ddof=1)) / math.sqrt(values.size) * mbb
-        row[f"{kind}_gain_mbb"], row[f"{kind}_gain_se_mbb"] = mean, error
+        row |= mbb_summary(f"{kind}_gain", values * mbb)
         row[f"{kind}_seconds_per_endgame"] = seconds[kind] / max(reached, 1)
     seeds = np.random.SeedSequence(args.seed).spawn(args.lbr_pairs)
     scale = 1000.0 / (engine.payoff_scale * engine.rules.big_blind)  # the game's units -> mbb
@@ -91,13 +89,10 @@ def main(argv: list[str] | None = None) -> None:
     for kind, agent in {"blueprint": blueprint, **agents}.items():
         began = time.perf_counter()
         lbr[kind] = lbr_values(engine, agent, seeds, tables, args.lbr_last_round) * scale
-        row[f"{kind}_lbr_mbb"] = float(lbr[kind].mean())
-        row[f"{kind}_lbr_se_mbb"] = float(lbr[kind].std(ddof=1)) / math.sqrt(args.lbr_pairs)
+        row |= mbb_summary(f"{kind}_lbr", lbr[kind])
         row[f"{kind}_lbr_seconds"] = time.perf_counter() - began
         if kind != "blueprint":
-            change = lbr[kind] - lbr["blueprint"]
-            row[f"{kind}_lbr_change_mbb"] = float(change.mean())
-            row[f"{kind}_lbr_change_se_mbb"] = float(change.std(ddof=1)) / math.sqrt(args.lbr_pairs)
+            row |= mbb_summary(f"{kind}_lbr_change", lbr[kind] - lbr["blueprint"])
     row["lbr_pairs"], row["lbr_last_round"] = args.lbr_pairs, args.lbr_last_round
     row["seconds"] = time.perf_counter() - started
     row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -180,9 +175,8 @@ def lbr_values(
 
 
 def report(row: dict[str, Any]) -> list[str]:
-    def interval(kind: str, name: str) -> str:
-        mean, error = row[f"{kind}_{name}_mbb"], row[f"{kind}_{name}_se_mbb"]
-        return f"{mean:+.1f} [{mean - Z_95 * error:+.1f}, {mean + Z_95 * error:+.1f}]"
+    def interval_of(kind: str, name: str) -> str:
+        return interval(row[f"{kind}_{name}_mbb"], row[f"{kind}_{name}_se_mbb"])
 
     lines = [
         f"# Endgame re-solving at play time on {row['game']}: {row['iterations']} DCFR iterations per endgame",
@@ -194,12 +188,12 @@ def report(row: dict[str, Any]) -> list[str]:
         "",
         "| agent | gain against the blueprint (mbb/hand) | s per endgame | LBR (mbb/hand) | LBR change | LBR time |",
         "| --- | --- | --- | --- | --- | --- |",
-        f"| blueprint | -- | -- | {interval('blueprint', 'lbr')} | -- | {row['blueprint_lbr_seconds']:.0f} s |",
+        f"| blueprint | -- | -- | {interval_of('blueprint', 'lbr')} | -- | {row['blueprint_lbr_seconds']:.0f} s |",
     ]
     for kind in KINDS:
         lines.append(
-            f"| {kind} re-solving | {interval(kind, 'gain')} | {row[f'{kind}_seconds_per_endgame']:.2f} "
-            f"| {interval(kind, 'lbr')} | {interval(kind, 'lbr_change')} | {row[f'{kind}_lbr_seconds']:.0f} s |"
+            f"| {kind} re-solving | {interval_of(kind, 'gain')} | {row[f'{kind}_seconds_per_endgame']:.2f} "
+            f"| {interval_of(kind, 'lbr')} | {interval_of(kind, 'lbr_change')} | {row[f'{kind}_lbr_seconds']:.0f} s |"
         )
     lines += [
         "",

@@ -13,7 +13,6 @@ the variances per pair is how many times fewer hands a mode needs than ``sampled
 from __future__ import annotations
 
 import json
-import math
 import resource
 import time
 from pathlib import Path
@@ -23,9 +22,8 @@ import numpy as np
 
 from adapters.inputs import InputError
 from benchmarks.endgame_play import lbr_values, prepared
-from benchmarks.report import OneLineParser
+from benchmarks.report import OneLineParser, interval, mbb_summary
 from cfr_agents.files import write_atomic
-from eval.environments import Z_95
 from eval.lbr_sampled import LAST_ROUND
 
 
@@ -39,6 +37,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.pairs < 2:
         parser.error("--pairs must be at least 2")
+    outputs = (args.out.with_suffix(".json"), args.out.with_suffix(".md"))
+    agent_files = {Path(args.agent).resolve(), Path(args.agent).with_suffix(".json").resolve()}
+    if any(path.resolve() in agent_files for path in outputs):
+        parser.error(f"--out {args.out} would overwrite the agent's file {args.agent}")
     try:
         engine, agent, tables = prepared(args.agent, args.game)
     except (InputError, OSError) as error:
@@ -51,9 +53,9 @@ def main(argv: list[str] | None = None) -> None:
         began = time.perf_counter()
         values[mode] = lbr_values(engine, agent, seeds, tables, mode) * scale
         row: dict[str, Any] = {"last_round": mode, "seconds": time.perf_counter() - began}
-        row |= summary("lbr", values[mode])
+        row |= mbb_summary("lbr", values[mode])
         if mode != "sampled":
-            row |= summary("minus_sampled", values[mode] - values["sampled"])
+            row |= mbb_summary("minus_sampled", values[mode] - values["sampled"])
             row["hands_needed_ratio"] = float(values["sampled"].var(ddof=1) / values[mode].var(ddof=1))
         rows.append(row)
     result = {
@@ -66,14 +68,12 @@ def main(argv: list[str] | None = None) -> None:
     }
     lines = report(result)
     print("\n".join(lines))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(args.out.with_suffix(".json"), json.dumps(result, indent=1) + "\n")
-    write_atomic(args.out.with_suffix(".md"), "\n".join(lines) + "\n")
-
-
-def summary(name: str, values: np.ndarray) -> dict[str, float]:
-    """The mean of ``values`` (mbb a hand) and its standard error."""
-    return {f"{name}_mbb": float(values.mean()), f"{name}_se_mbb": float(values.std(ddof=1) / math.sqrt(values.size))}
+    try:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(outputs[0], json.dumps(result, indent=1) + "\n")
+        write_atomic(outputs[1], "\n".join(lines) + "\n")
+    except OSError as error:
+        parser.error(f"cannot write {args.out}: {error.strerror or error}")
 
 
 def report(result: dict[str, Any]) -> list[str]:
@@ -91,10 +91,6 @@ def report(result: dict[str, Any]) -> list[str]:
         ratio = f"{row['hands_needed_ratio']:.2f}" if "hands_needed_ratio" in row else "--"
         lines.append(f"| `{row['last_round']}` | {lbr} | {change} | {ratio} | {row['seconds']:.0f} s |")
     return lines
-
-
-def interval(mean: float, error: float) -> str:
-    return f"{mean:+.1f} [{mean - Z_95 * error:+.1f}, {mean + Z_95 * error:+.1f}]"
 
 
 if __name__ == "__main__":

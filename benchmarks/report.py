@@ -10,6 +10,7 @@ import contextlib
 import csv
 import io
 import json
+import math
 import os
 import platform
 import sys
@@ -20,8 +21,21 @@ from importlib import metadata
 from pathlib import Path
 from typing import NoReturn
 
+import numpy as np
+
 from benchmarks.measure import Convergence, ReferenceCheck
 from cfr_agents.files import replacing, write_atomic
+from eval.environments import Z_95
+
+
+def mbb_summary(name: str, values: np.ndarray) -> dict[str, float]:
+    """``{name}_mbb``, the mean of ``values`` (mbb a hand), and ``{name}_se_mbb``, its standard error."""
+    return {f"{name}_mbb": float(values.mean()), f"{name}_se_mbb": float(values.std(ddof=1) / math.sqrt(values.size))}
+
+
+def interval(mean: float, error: float) -> str:
+    """``mean [low, high]``, the 95% interval of a mean with standard error ``error``."""
+    return f"{mean:+.1f} [{mean - Z_95 * error:+.1f}, {mean + Z_95 * error:+.1f}]"
 
 
 class OneLineParser(argparse.ArgumentParser):

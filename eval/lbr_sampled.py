@@ -304,7 +304,8 @@ class _Hand:
 
 
 class _Game:
-    """One LBR run: the engine, the agent's answers, the showdown tables, and the hand being played."""
+    """One LBR run: the engine, the agent, the showdown tables and the options; each hand played is a
+    :class:`_Hand`."""
 
     def __init__(
         self,

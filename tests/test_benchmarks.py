@@ -116,3 +116,9 @@ def test_lbr_last_round_modes_differ_from_the_played_one_by_noise_only(
     assert exit_.value.code == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "--pairs must be at least 2" in error
+    agent = str(tmp_path / "agent.npz")
+    with pytest.raises(SystemExit) as exit_:
+        lbr_last_round.main(["--agent", agent, "--out", str(tmp_path / "agent")])  # agent.json is the agent's sidecar
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "would overwrite the agent's file" in error
