@@ -53,9 +53,9 @@ class Executor(Protocol):
     workers: int
 
     def map(
-        self, function: Callable[[T], R], items: Sequence[T], on_done: Callable[[T], None] | None = None
+        self, function: Callable[[T], R], items: Sequence[T], on_done: Callable[[T, R], None] | None = None
     ) -> list[R]:
-        """``[function(item) for item in items]``; ``on_done(item)`` as each one finishes."""
+        """``[function(item) for item in items]``; ``on_done(item, result)`` as each one finishes."""
         ...
 
 
@@ -98,14 +98,14 @@ class LocalPool:
             self._kept = None
 
     def map(
-        self, function: Callable[[T], R], items: Sequence[T], on_done: Callable[[T], None] | None = None
+        self, function: Callable[[T], R], items: Sequence[T], on_done: Callable[[T, R], None] | None = None
     ) -> list[R]:
         if self.workers == 1 or (len(items) <= 1 and not self._keeping):
             results: list[R] = []
             for item in items:
                 results.append(function(item))
                 if on_done is not None:
-                    on_done(item)
+                    on_done(item, results[-1])
             return results
         done: dict[int, R] = {}
         attempts = [0] * len(items)
@@ -130,7 +130,7 @@ class LocalPool:
                         pending.append(index)
                         continue
                     if on_done is not None:
-                        on_done(items[index])
+                        on_done(items[index], done[index])
         return [done[index] for index in range(len(items))]
 
     @contextmanager
@@ -242,7 +242,7 @@ class RayExecutor:
         return self._ray.put(value)
 
     def map(
-        self, function: Callable[[T], R], items: Sequence[T], on_done: Callable[[T], None] | None = None
+        self, function: Callable[[T], R], items: Sequence[T], on_done: Callable[[T, R], None] | None = None
     ) -> list[R]:
         ray = self._ray
         task = ray.remote(max_retries=ATTEMPTS - 1, retry_exceptions=True)(function)
@@ -258,7 +258,7 @@ class RayExecutor:
                 except ray.exceptions.RayError as error:
                     raise JobFailedError(f"a job failed {ATTEMPTS} times; last: {error}") from None
                 if on_done is not None:
-                    on_done(items[index[ready]])
+                    on_done(items[index[ready]], results[index[ready]])
         return [results[position] for position in range(len(items))]
 
 

@@ -735,7 +735,7 @@ def sampled_lbr_report(
                 played: Iterable[tuple[FloatArray, int]] = (_play_block(block, bar.update) for block in blocks)
             else:
                 _prepared.cache_clear()  # each worker reads the agent itself
-                played = LocalPool(workers).map(_play_block, blocks, lambda block: bar.update(2 * block.pairs))
+                played = LocalPool(workers).map(_play_block, blocks, lambda block, _: bar.update(2 * block.pairs))
             for values, count in played:  # in block order, however many processes played them
                 for value in values.tolist():
                     samples.add(value)

@@ -126,11 +126,11 @@ def run_table_tournament(
         TableSpec(seats.game_id, table, hands, seed, spawn_key=(index,), files=files)
         for index, table in enumerate(tables_of(agents, seats.game.num_players))
     ]
-    report: Callable[[TableSpec], None] | None = None
+    report: Callable[[TableSpec, TableReport], None] | None = None
     if on_done is not None:
         done = on_done
 
-        def report(spec: TableSpec) -> None:
+        def report(spec: TableSpec, _: TableReport) -> None:
             done(", ".join(spec.agents))
 
     tables: list[TableReport] = executor.map(run_table_job, specs, report)

@@ -52,6 +52,7 @@ from eval.match import (
 )
 from eval.opponents import is_file_name
 from eval.opponents.nfsp import one_thread
+from eval.tournament_store import JobStore, fingerprint, settings
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,7 @@ def run_tournament(
     on_done: Callable[[str], None] | None = None,
     *,
     aivat: bool = False,
+    store: JobStore | None = None,
 ) -> TournamentResult:
     """Play the round robin on ``executor`` (local processes or Ray); a match refused while it is played is kept
     as a :class:`MatchFailure` and the others go on (module docstring).
@@ -160,7 +162,8 @@ def run_tournament(
     On Ray, a policy file travels as its contents, so a worker on another machine needs no shared disk.
     With ``aivat``, every match in which one agent's exact strategy can be queried is estimated with AIVAT as
     well (:mod:`eval.aivat`); a match of two agents that cannot be queried has none. A game that runs on its
-    public tree is refused.
+    public tree is refused. With ``store``, each job's result is written there as it finishes, and a job stored
+    with the same settings and agent files is read back instead of done again (:mod:`eval.tournament_store`).
     """
     check_hands(hands)
     if aivat:
@@ -174,14 +177,31 @@ def run_tournament(
     ]
     jobs: list[AgentJob] = [AgentJob(game_id, name, files) for name in agents]
     work: list[MatchSpec | AgentJob] = [*specs, *jobs]
-    report: Callable[[MatchSpec | AgentJob], None] | None = None
+    slots = [("match", k) for k in range(len(specs))] + [("score", i) for i in range(len(jobs))]
+    stamps = {name: fingerprint(name) for name in agents}
+    wanted = [
+        settings(*slot, job if isinstance(job, MatchSpec) else (job.game_id, job.name), stamps)
+        for slot, job in zip(slots, work, strict=True)
+    ]
+    results: list[MatchReport | MatchFailure | AgentScore | None] = [
+        None if store is None else store.read(*slot, want) for slot, want in zip(slots, wanted, strict=True)
+    ]
+    position = {id(job): index for index, job in enumerate(work)}
+
+    def finished(job: MatchSpec | AgentJob, result: MatchReport | MatchFailure | AgentScore) -> None:
+        index = position[id(job)]
+        if store is not None and not isinstance(result, MatchFailure):
+            store.write(*slots[index], wanted[index], result)
+        if on_done is not None:
+            on_done(label(job))
+
     if on_done is not None:
-        done = on_done
-
-        def report(job: MatchSpec | AgentJob) -> None:
-            done(label(job))
-
-    results: list[MatchReport | MatchFailure | AgentScore] = executor.map(run_job, work, report)
+        for job, kept in zip(work, results, strict=True):
+            if kept is not None:
+                on_done(f"{label(job)} (played before: read back)")
+    todo = [job for job, kept in zip(work, results, strict=True) if kept is None]
+    for job, result in zip(todo, executor.map(run_job, todo, finished), strict=True):
+        results[position[id(job)]] = result
     matches = tuple(r for r in results if isinstance(r, MatchReport))
     scores = tuple(r for r in results if isinstance(r, AgentScore))
     failed = tuple(r for r in results if isinstance(r, MatchFailure))

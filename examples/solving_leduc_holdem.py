@@ -329,7 +329,7 @@ def run(args: argparse.Namespace) -> int:
             TrainJob(system, i, args.iterations, args.every, args.seed, directory)
             for i, system in enumerate(args.systems)
         ]
-        trained = LocalPool(workers).map(train, jobs, lambda job: print(f"trained {job.system}", file=sys.stderr))
+        trained = LocalPool(workers).map(train, jobs, lambda job, _: print(f"trained {job.system}", file=sys.stderr))
         checkpoints = [c for runs in trained for c in runs]
         print(f"training and exact exploitability: {time.perf_counter() - started:.1f} s", file=sys.stderr)
         specs = [
@@ -341,7 +341,7 @@ def run(args: argparse.Namespace) -> int:
         ]
         done = [0]
 
-        def progress(spec: MatchSpec) -> None:
+        def progress(spec: MatchSpec, result: tuple[MatchReport, float]) -> None:
             done[0] += 1
             if done[0] % max(1, len(specs) // 10) == 0 or done[0] == len(specs):
                 print(f"matches: {done[0]}/{len(specs)} ({time.perf_counter() - started:.0f} s)", file=sys.stderr)

@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     pool = executor(args.workers, args.ray)
     out = output_dir(args.out, OUTPUTS)
     with tqdm(total=len(work), unit="job", file=sys.stderr, disable=None if not args.json else True) as bar:
-        finished = pool.map(train_job, work, lambda spec: bar.update(1))
+        finished = pool.map(train_job, work, lambda spec, result: bar.update(1))
     results = {spec["key"]: result for spec, result in zip(work, finished, strict=True)}
     summaries = summarise(configurations, seeds, results)
     winner = best(summaries)

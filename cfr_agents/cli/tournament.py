@@ -3,7 +3,11 @@ robin, its matches estimated with AIVAT as well with ``--aivat`` (:mod:`eval.aiv
 
 A match refused while it is played costs that match only: the others are played and written, each refused match is
 named with its reason on stderr (``cfr-agents: error: A vs B: ...``) and in the outputs, and the command exits with
-status 2 (:data:`~cfr_agents.exit_status.EXIT_USAGE`)."""
+status 2 (:data:`~cfr_agents.exit_status.EXIT_USAGE`).
+
+Each match and score is written to ``DIR/jobs/`` as it finishes; a rerun with the same ``--out`` reads back those
+done with the same settings and agent files instead of playing them again (:mod:`eval.tournament_store`), so a
+tournament stopped by Ctrl-C or a crash loses only the jobs it was in the middle of."""
 
 from __future__ import annotations
 
@@ -56,25 +60,28 @@ def run(args: argparse.Namespace) -> int:
     from eval.match import check_aivat_game, check_hands
     from eval.table import takes_seats
     from eval.tournament import check_agents, csv_text, json_text, markdown, run_tournament
+    from eval.tournament_store import JobStore
 
     if takes_seats(args.game):  # an n-player or general-sum game: every table of distinct agents
         return run_tables(args, OUTPUTS)
     check_hands(args.hands)
     if args.aivat:
         check_aivat_game(args.game)
-    output_dir(args.out, OUTPUTS, create=False)  # created once everything is checked and played
+    output_dir(args.out, OUTPUTS, create=False)  # created once everything is checked
     pool = executor(args.workers, args.ray)
     check_agents(args.game, args.agents)
     plotting = plotting_unavailable()
+    out = output_dir(args.out, OUTPUTS)
 
     def done(label: str) -> None:
         if not args.quiet:
             print(f"  done: {label}", file=sys.stderr, flush=True)
 
-    result = run_tournament(args.game, args.agents, args.hands, args.seed, pool, done, aivat=args.aivat)
+    result = run_tournament(
+        args.game, args.agents, args.hands, args.seed, pool, done, aivat=args.aivat, store=JobStore(out)
+    )
     from cfr_agents.files import write_atomic
 
-    out = output_dir(args.out, OUTPUTS)
     table = markdown(result)
     write_atomic(out / "results.json", json_text(result))
     write_atomic(out / "results.csv", csv_text(result))
