@@ -13,6 +13,10 @@ reads the state itself from the environment it is bound to -- RLCard's state of 
 exactly as a match seats it (:func:`~eval.match.rlcard_seat`, :func:`~eval.match.openspiel_seat`), sampling from
 its own generator. It checks that the observation's mask is the state's legal actions before it answers.
 
+Under Shimmy 2.0.1 what an agent wins is not its value in the game: Shimmy ends a game once its steps, chance
+events included, reach the game's ``max_game_length()`` (unfinished and unpaid), and reports ``player_1``'s final
+reward twice in ``env.last()`` (docs/pettingzoo.md).
+
     >>> from pettingzoo.classic import leduc_holdem_v4
     >>> env = leduc_holdem_v4.env()
     >>> policy = PettingZooPolicy("random", env, np.random.default_rng(0))
