@@ -8,10 +8,12 @@ import contextlib
 import dataclasses
 import functools
 import io
+import json
 import signal
 import subprocess
+import sys
 import types
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -105,6 +107,55 @@ def run_cli(argv: Sequence[str]) -> CliRun:
         except SystemExit as exit_:
             status = 0 if exit_.code is None else exit_.code if isinstance(exit_.code, int) else 1
     return CliRun(status, out.getvalue(), err.getvalue())
+
+
+ONE_PROCESS = """\
+import json, os, runpy, sys, tempfile, traceback
+
+runs = []
+for folder, argv in json.loads(sys.argv[1]):
+    os.chdir(folder)
+    sys.argv = ["cfr-agents", *argv]
+    kept = os.dup(1), os.dup(2)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        os.dup2(out.fileno(), 1)
+        os.dup2(err.fileno(), 2)
+        try:
+            runpy.run_module("cfr_agents", run_name="__main__")
+            status = 0
+        except SystemExit as exit_:
+            status = 0 if exit_.code is None else exit_.code if isinstance(exit_.code, int) else 1
+        except BaseException:
+            traceback.print_exc()
+            status = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(kept[0], 1)
+        os.dup2(kept[1], 2)
+        for descriptor in kept:
+            os.close(descriptor)
+        out.seek(0)
+        err.seek(0)
+        runs.append([status, out.read().decode(), err.read().decode()])
+print(json.dumps(runs))
+"""
+"""Runs ``cfr-agents`` commands one after another in one interpreter as ``python -m cfr_agents`` runs one, each in
+its folder, capturing what reaches file descriptors 1 and 2 (OpenSpiel's C++ and Ray write there, not to
+``sys.stderr``) and the exit status, or the traceback and status 1 of an exception that escapes."""
+
+
+def in_one_process(
+    runs: Sequence[tuple[Path, Sequence[str]]], preexec_fn: Callable[[], None] | None = None
+) -> list[CliRun]:
+    """Each ``(folder, argv)`` of ``runs`` as :data:`ONE_PROCESS` runs it, in one new process (``preexec_fn`` run in
+    it first: a resource limit, say): what a process per command shows, without a start-up and the imports for
+    each. Nothing may reach the terminal outside the commands."""
+    given = json.dumps([[str(folder), list(argv)] for folder, argv in runs])
+    done = subprocess.run(
+        [sys.executable, "-c", ONE_PROCESS, given], capture_output=True, text=True, timeout=600, preexec_fn=preexec_fn
+    )
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    return [CliRun(*run) for run in json.loads(done.stdout)]
 
 
 def start_interruptible(argv: Sequence[str], **options: Any) -> subprocess.Popen[str]:

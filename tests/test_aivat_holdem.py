@@ -34,10 +34,10 @@ from tests.test_aivat import incoming_edges, random_strategy, reach, terminal_pa
 
 GAME = (
     "openspiel:universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=100 50,firstPlayer=2 1,numSuits=2,"
-    "numRanks=3,numHoleCards=1,numBoardCards=0 1,raiseSize=100 100,maxRaises=1 1)"
+    "numRanks=2,numHoleCards=1,numBoardCards=0 1,raiseSize=100 100,maxRaises=1 1)"
 )
-"""Six cards, one private card each, one board card, Flop Hold'em's betting with one bet a round: few terminals
-to sum over."""
+"""Four cards (two ranks in two suits), one private card each, one board card, Flop Hold'em's betting with one bet
+a round: few terminals to sum over (396), with pairs, high cards and split pots."""
 LIMIT = "rlcard:limit-holdem"
 
 
@@ -121,9 +121,9 @@ def test_the_expected_estimate_is_the_exact_value(
 
 @pytest.mark.slow
 def test_both_seats_imagined_with_two_hole_cards(tmp_path: Path) -> None:
-    """Two hole cards each: the pairs of imagined hands exclude those sharing a card by inclusion-exclusion over
-    the cards, and the estimate stays the exact value."""
-    game = GAME.replace("numHoleCards=1", "numHoleCards=2")
+    """Two hole cards each, from six cards: the pairs of imagined hands exclude those sharing a card by
+    inclusion-exclusion over the cards, and the estimate stays the exact value."""
+    game = GAME.replace("numHoleCards=1", "numHoleCards=2").replace("numRanks=2", "numRanks=3")
     t = tree(game)
     known, opponent = random_strategy(t, 2), random_strategy(t, 3)
     query = EveryHand(strategy_query(t, known, tmp_path / "known.json", game))
@@ -293,11 +293,11 @@ def test_an_rlcard_agent_asked_on_the_engine_sees_the_state_the_env_showed_it() 
 
 
 def test_match_reports_aivat_on_rlcard_limit_holdem() -> None:
-    argv = ["match", "rlcard-limit-rule-v1", "random", "--game", LIMIT, "--hands", "40", "--aivat", "--json"]
+    argv = ["match", "rlcard-limit-rule-v1", "random", "--game", LIMIT, "--hands", "20", "--aivat", "--json"]
     run = run_cli(argv)
     assert run.status == 0, run.err
     aivat = json.loads(run.out)["aivat"]
-    assert aivat["known"] == "random" and aivat["hands"] == 40  # rule-v1 is asked hand by hand; random at once
+    assert aivat["known"] == "random" and aivat["hands"] == 20  # rule-v1 is asked hand by hand; random at once
     low, high = aivat["ci95"]
     assert low < aivat["mean"] < high
 

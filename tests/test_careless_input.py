@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from cfr_agents import Policy
-from tests.support import run_cli, start_interruptible, tree
+from tests.support import CliRun, in_one_process, run_cli, start_interruptible, tree
 
 LONG_NAME = "n" * 300
 """Longer than the 255 bytes a file name may have on Linux and macOS file systems."""
@@ -243,21 +243,29 @@ def test_ctrl_c_at_any_stage_of_a_sweep_is_one_line_and_status_130(tmp_path: Pat
     assert "Traceback" not in stderr and stderr.splitlines()[-1].startswith("cfr-agents: interrupted"), stderr
 
 
-@pytest.mark.parametrize(
-    ("parameters", "message"),
-    [
-        ("numSuits=2,numRanks=14", "numRanks must be from 1 to 13, got 14"),
-        ("numSuits=5,numRanks=3", "numSuits must be from 1 to 4, got 5"),
-        ("numHoleCards=0", "numHoleCards must be from 1 to 3, got 0"),
-        ("numSuits=1,numRanks=2", "need 3 cards; the deck has 2"),
-    ],
-)
-def test_a_universal_poker_deck_openspiel_would_crash_on_is_refused(parameters: str, message: str) -> None:
-    """OpenSpiel's card library prints a line and the process dies with a segmentation fault on these."""
-    argv = [sys.executable, "-m", "cfr_agents", "exploitability", "random"]
-    result = subprocess.run(
-        [*argv, "--game", f"openspiel:universal_poker({parameters})"], capture_output=True, text=True, timeout=120
-    )
-    assert result.returncode == 2 and result.stdout == "", result
-    assert result.stderr.startswith("cfr-agents: error: ") and len(result.stderr.splitlines()) == 1
-    assert message in result.stderr
+CRASHING_DECKS = [
+    ("numSuits=2,numRanks=14", "numRanks must be from 1 to 13, got 14"),
+    ("numSuits=5,numRanks=3", "numSuits must be from 1 to 4, got 5"),
+    ("numHoleCards=0", "numHoleCards must be from 1 to 3, got 0"),
+    ("numSuits=1,numRanks=2", "need 3 cards; the deck has 2"),
+]
+"""``universal_poker`` parameters on which OpenSpiel's card library prints a line and the process dies with a
+segmentation fault, and what the refusal says."""
+
+
+@pytest.fixture(scope="module")
+def crashing_deck_runs(tmp_path_factory: pytest.TempPathFactory) -> list[CliRun]:
+    """``exploitability random`` on each game of :data:`CRASHING_DECKS`, in one process: a crash would end it."""
+    folder = tmp_path_factory.mktemp("decks")
+    argv = ["exploitability", "random", "--game"]
+    return in_one_process([(folder, [*argv, f"openspiel:universal_poker({p})"]) for p, _ in CRASHING_DECKS])
+
+
+@pytest.mark.parametrize(("parameters", "message"), CRASHING_DECKS)
+def test_a_universal_poker_deck_openspiel_would_crash_on_is_refused(
+    crashing_deck_runs: list[CliRun], parameters: str, message: str
+) -> None:
+    result = crashing_deck_runs[CRASHING_DECKS.index((parameters, message))]
+    assert result.status == 2 and result.out == "", result
+    assert result.err.startswith("cfr-agents: error: ") and len(result.err.splitlines()) == 1
+    assert message in result.err

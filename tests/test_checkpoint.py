@@ -21,7 +21,7 @@ from cfr_agents.checkpoint import CheckpointError, load_checkpoint, save_checkpo
 from cfr_agents.solvers import SCHEMES
 from cfr_agents.solvers.full_tree import normalise
 from cfr_agents.solvers.sampling import CHANCE_DRAWS
-from tests.support import start_interruptible, tree
+from tests.support import CliRun, in_one_process, run_cli, start_interruptible, tree
 
 CONFIGURATIONS = [
     ("cfr+", "none", None),
@@ -56,11 +56,13 @@ def train(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("sampling", ["none", "external"])
 def test_cli_resume_gives_the_same_policy_file_byte_for_byte(tmp_path: Path, sampling: str) -> None:
-    """On one machine: the resumed run's file equals the uninterrupted run's, byte for byte."""
-    common = ["--game", "rlcard:leduc-holdem", "--algo", "dcfr", "--sampling", sampling, "--seed", "4"]
-    assert train(tmp_path, *common, "--iterations", "2000", "--out", "whole.json").returncode == 0
-    part = train(tmp_path, *common, "--iterations", "700", "--out", "part.json", "--checkpoint", "c.npz")
-    assert part.returncode == 0
+    """On one machine: the resumed run's file equals the uninterrupted run's, byte for byte. The runs before it are
+    in this process, the resumed one in a process of its own: it has nothing but the checkpoint to go on."""
+    common = ["train", "--quiet", "--game", "rlcard:leduc-holdem", "--algo", "dcfr", "--sampling", sampling]
+    common += ["--seed", "4"]
+    assert run_cli([*common, "--iterations", "2000", "--out", str(tmp_path / "whole.json")]).status == 0
+    part = ["--iterations", "700", "--out", str(tmp_path / "part.json"), "--checkpoint", str(tmp_path / "c.npz")]
+    assert run_cli([*common, *part]).status == 0
     resumed = train(tmp_path, "--resume", "c.npz", "--iterations", "2000", "--out", "resumed.json", "--json")
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["resumed_from"] == 700
@@ -102,16 +104,22 @@ def test_ctrl_c_writes_a_checkpoint_that_resumes(tmp_path: Path) -> None:
     assert not (tmp_path / "p.json").exists()
     saved = load_checkpoint(tmp_path / "c.npz")
     assert saved.iteration > first
-    resumed = train(tmp_path, "--resume", "c.npz", "--iterations", str(saved.iteration + 10), "--out", "p.json")
-    assert resumed.returncode == 0, resumed.stderr
+    resume = ["train", "--quiet", "--resume", str(tmp_path / "c.npz"), "--iterations", str(saved.iteration + 10)]
+    resumed = run_cli([*resume, "--out", str(tmp_path / "p.json")])
+    assert resumed.status == 0, resumed.err
+
+
+def kuhn_checkpoint(folder: Path) -> Path:
+    """``folder/c.npz``: 10 iterations of external-sampling CFR on Kuhn poker, seed 0."""
+    solver = make_solver(tree("openspiel:kuhn_poker"), "cfr", sampling="external", rng=np.random.default_rng(0))
+    solver.run(10)
+    save_checkpoint(folder / "c.npz", solver, seed=0)
+    return folder / "c.npz"
 
 
 @pytest.fixture
 def checkpoint(tmp_path: Path) -> Path:
-    solver = make_solver(tree("openspiel:kuhn_poker"), "cfr", sampling="external", rng=np.random.default_rng(0))
-    solver.run(10)
-    save_checkpoint(tmp_path / "c.npz", solver, seed=0)
-    return tmp_path / "c.npz"
+    return kuhn_checkpoint(tmp_path)
 
 
 def rewrite_header(path: Path, **changes: object) -> None:
@@ -123,42 +131,63 @@ def rewrite_header(path: Path, **changes: object) -> None:
     np.savez(path, **arrays)
 
 
-@pytest.mark.parametrize(
-    ("extra", "message"),
-    [
-        (["--game", "openspiel:leduc_poker"], "is for game"),
-        (["--algo", "cfr+"], "is for algorithm 'cfr'"),
-        (["--sampling", "outcome"], "is for sampling 'external'"),
-        (["--sampling", "none"], "is for sampling 'external'"),
-        (["--seed", "3"], "is for seed 0"),
-        (["--chance-draws", "stratified"], "is for chance_draws 'independent'"),
-    ],
-)
-def test_resuming_with_contradicting_options_is_refused(checkpoint: Path, extra: list[str], message: str) -> None:
-    result = train(checkpoint.parent, "--resume", "c.npz", "--iterations", "20", "--out", "p.json", *extra)
-    assert result.returncode == 2 and result.stdout == ""
-    assert len(result.stderr.splitlines()) == 1 and message in result.stderr, result.stderr
-    assert not (checkpoint.parent / "p.json").exists()
+CONTRADICTING = [
+    (["--game", "openspiel:leduc_poker"], "is for game"),
+    (["--algo", "cfr+"], "is for algorithm 'cfr'"),
+    (["--sampling", "outcome"], "is for sampling 'external'"),
+    (["--sampling", "none"], "is for sampling 'external'"),
+    (["--seed", "3"], "is for seed 0"),
+    (["--chance-draws", "stratified"], "is for chance_draws 'independent'"),
+]
+"""Options of a resume that contradict the checkpoint, and what the refusal says."""
+FOREIGN: list[tuple[dict[str, object], str]] = [
+    ({"format_version": 1}, "format_version 1"),
+    ({"format_version": 3}, "format_version 3"),
+    ({"format": "something-else"}, "is not a cfr-agents-checkpoint file"),
+    ({"game": "openspiel:leduc_poker"}, "is for openspiel:leduc_poker"),
+    ({"rules_fingerprint": "sha256:0"}, "with rules sha256:0"),
+    ({"algorithm": "xcfr"}, "unknown algorithm"),
+    ({"sampling": "bogus"}, "unknown sampling scheme"),
+    ({"chance_draws": "sobol"}, "unknown chance draws"),
+]
+"""Changes to a checkpoint's header, and what the refusal of a resume from it says."""
 
 
-@pytest.mark.parametrize(
-    ("changes", "message"),
-    [
-        ({"format_version": 1}, "format_version 1"),
-        ({"format_version": 3}, "format_version 3"),
-        ({"format": "something-else"}, "is not a cfr-agents-checkpoint file"),
-        ({"game": "openspiel:leduc_poker"}, "is for openspiel:leduc_poker"),
-        ({"rules_fingerprint": "sha256:0"}, "with rules sha256:0"),
-        ({"algorithm": "xcfr"}, "unknown algorithm"),
-        ({"sampling": "bogus"}, "unknown sampling scheme"),
-        ({"chance_draws": "sobol"}, "unknown chance draws"),
-    ],
-)
-def test_foreign_checkpoints_are_refused(checkpoint: Path, changes: dict[str, object], message: str) -> None:
-    rewrite_header(checkpoint, **changes)
-    result = train(checkpoint.parent, "--resume", "c.npz", "--iterations", "20", "--out", "p.json")
-    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1, result.stderr
-    assert message in result.stderr and "Traceback" not in result.stderr
+@pytest.fixture(scope="module")
+def refused_resumes(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Path, CliRun]]:
+    """The resumes of :data:`CONTRADICTING`, then of :data:`FOREIGN`, each from a checkpoint in a folder of its own
+    (its header changed for the latter), in one process."""
+    resumes: list[tuple[list[str], dict[str, object]]] = [(extra, {}) for extra, _ in CONTRADICTING]
+    resumes += [([], changes) for changes, _ in FOREIGN]
+    runs = []
+    for extra, changes in resumes:
+        folder = tmp_path_factory.mktemp("refused")
+        saved = kuhn_checkpoint(folder)
+        if changes:
+            rewrite_header(saved, **changes)
+        runs.append(
+            (folder, ["train", "--quiet", "--resume", "c.npz", "--iterations", "20", "--out", "p.json", *extra])
+        )
+    return list(zip([folder for folder, _ in runs], in_one_process(runs), strict=True))
+
+
+@pytest.mark.parametrize(("extra", "message"), CONTRADICTING)
+def test_resuming_with_contradicting_options_is_refused(
+    refused_resumes: list[tuple[Path, CliRun]], extra: list[str], message: str
+) -> None:
+    folder, result = refused_resumes[CONTRADICTING.index((extra, message))]
+    assert result.status == 2 and result.out == ""
+    assert len(result.err.splitlines()) == 1 and message in result.err, result.err
+    assert not (folder / "p.json").exists()
+
+
+@pytest.mark.parametrize(("changes", "message"), FOREIGN)
+def test_foreign_checkpoints_are_refused(
+    refused_resumes: list[tuple[Path, CliRun]], changes: dict[str, object], message: str
+) -> None:
+    _, result = refused_resumes[len(CONTRADICTING) + FOREIGN.index((changes, message))]
+    assert result.status == 2 and len(result.err.splitlines()) == 1, result.err
+    assert message in result.err and "Traceback" not in result.err
 
 
 def test_corrupt_and_missing_checkpoints_are_refused(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ import pytest
 
 from cfr_agents.cli import build_parser
 from cfr_agents.cli.common import Parser
-from tests.support import cli_commands, run_cli
+from tests.support import CliRun, cli_commands, in_one_process, run_cli
 
 TRAIN_FIELDS = {
     "game",
@@ -95,71 +95,81 @@ def test_time_limit(tmp_path: Path) -> None:
     assert report["stopped_by"] == "time_limit" and 0.2 <= report["solve_seconds"] < 1.0
 
 
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (["train", "--game", "openspiel:nope", "--algo", "cfr", "--iterations", "5"], "unknown OpenSpiel game"),
-        (["train", "--game", "rlcard:uno", "--algo", "cfr", "--iterations", "5"], "unsupported RLCard game"),
-        (["train", "--game", "openspiel:kuhn_poker", "--algo", "xcfr", "--iterations", "5"], "invalid choice"),
-        (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "0"], "positive integer"),
-        (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "-3"], "positive integer"),
-        (
-            ["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "3", "--seed=-1"],
-            "non-negative integer",
-        ),
-        (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr"], "give --iterations"),
-        (
-            ["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "2", "--alpha", "1"],
-            "do not apply to --algo cfr",
-        ),
-        (
-            ["train", "--game", "openspiel:kuhn_poker", "--algo", "pdcfr+", "--iterations", "2", "--beta", "0"],
-            "do not apply to --algo pdcfr+",
-        ),
-        (
-            ["train", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", "--iterations", "2", "--alpha", "nan"],
-            "must be a number",
-        ),
-        (
-            ["train", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", "--iterations", "2", "--gamma", "inf"],
-            "--gamma must be in [0, 100], got inf",
-        ),
-        (
-            [
-                "train",
-                "--game",
-                "openspiel:kuhn_poker",
-                "--algo",
-                "cfr",
-                "--iterations",
-                "2",
-                "--curve",
-                "no/dir/c.csv",
-            ],
-            "does not exist",
-        ),
-        (["exploitability", "missing.json"], "does not exist"),
-        (
-            ["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "2", "--suit-isomorphism"],
-            "no suit-isomorphic reduction",
-        ),
-        (["train", "--algo", "cfr", "--iterations", "2", "--suit-isomorphism"], "--suit-isomorphism needs --game"),
-        (
-            ["train", "--game", "openspiel:leduc_poker", "--algo", "sd-cfr", "--iterations", "2", "--suit-isomorphism"],
-            "applies to the tabular solvers",
-        ),
-    ],
-)
-def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, argv: list[str], message: str) -> None:
-    command = [sys.executable, "-m", "cfr_agents", *argv]
-    if argv[0] == "train":
-        command += ["--out", str(tmp_path / "x.json")]
-    result = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=120)
-    assert result.returncode == 2
-    assert result.stdout == ""
-    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
-    assert message in result.stderr and "Traceback" not in result.stderr
-    assert not (tmp_path / "x.json").exists()
+BAD_INPUT = [
+    (["train", "--game", "openspiel:nope", "--algo", "cfr", "--iterations", "5"], "unknown OpenSpiel game"),
+    (["train", "--game", "rlcard:uno", "--algo", "cfr", "--iterations", "5"], "unsupported RLCard game"),
+    (["train", "--game", "openspiel:kuhn_poker", "--algo", "xcfr", "--iterations", "5"], "invalid choice"),
+    (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "0"], "positive integer"),
+    (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "-3"], "positive integer"),
+    (
+        ["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "3", "--seed=-1"],
+        "non-negative integer",
+    ),
+    (["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr"], "give --iterations"),
+    (
+        ["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "2", "--alpha", "1"],
+        "do not apply to --algo cfr",
+    ),
+    (
+        ["train", "--game", "openspiel:kuhn_poker", "--algo", "pdcfr+", "--iterations", "2", "--beta", "0"],
+        "do not apply to --algo pdcfr+",
+    ),
+    (
+        ["train", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", "--iterations", "2", "--alpha", "nan"],
+        "must be a number",
+    ),
+    (
+        ["train", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", "--iterations", "2", "--gamma", "inf"],
+        "--gamma must be in [0, 100], got inf",
+    ),
+    (
+        [
+            "train",
+            "--game",
+            "openspiel:kuhn_poker",
+            "--algo",
+            "cfr",
+            "--iterations",
+            "2",
+            "--curve",
+            "no/dir/c.csv",
+        ],
+        "does not exist",
+    ),
+    (["exploitability", "missing.json"], "does not exist"),
+    (
+        ["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "2", "--suit-isomorphism"],
+        "no suit-isomorphic reduction",
+    ),
+    (["train", "--algo", "cfr", "--iterations", "2", "--suit-isomorphism"], "--suit-isomorphism needs --game"),
+    (
+        ["train", "--game", "openspiel:leduc_poker", "--algo", "sd-cfr", "--iterations", "2", "--suit-isomorphism"],
+        "applies to the tabular solvers",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def bad_input_runs(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Path, CliRun]]:
+    """Every run of :data:`BAD_INPUT`, each in a folder of its own, in one process."""
+    folders = [tmp_path_factory.mktemp("bad-input") for _ in BAD_INPUT]
+    runs = [
+        (folder, [*argv, *(["--out", str(folder / "x.json")] if argv[0] == "train" else [])])
+        for folder, (argv, _) in zip(folders, BAD_INPUT, strict=True)
+    ]
+    return list(zip(folders, in_one_process(runs), strict=True))
+
+
+@pytest.mark.parametrize(("argv", "message"), BAD_INPUT)
+def test_bad_input_is_one_line_and_exit_2(
+    bad_input_runs: list[tuple[Path, CliRun]], argv: list[str], message: str
+) -> None:
+    folder, result = bad_input_runs[BAD_INPUT.index((argv, message))]
+    assert result.status == 2
+    assert result.out == ""
+    assert len(result.err.strip().splitlines()) == 1, result.err
+    assert message in result.err and "Traceback" not in result.err
+    assert not (folder / "x.json").exists()
 
 
 def test_an_output_that_is_a_directory_is_refused_before_training(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -94,28 +95,47 @@ QUICK = {
         "random",
         "--opponent",
         "cfr=rlcard-pretrained-cfr",
-    ]
+    ],
+    "rlcard_tournament.py": ["--hands", "200"],
+    "pettingzoo_leduc.py": ["--games", "100"],
 }
-"""Arguments that make a long experiment short (its defaults are the paper's ten-minute setup)."""
+"""Arguments that make a long run short (the Stanford experiment's defaults are its ten-minute setup; the other two
+play 10,000 hands a seat and 2,000 games by default)."""
 
 
 @pytest.mark.parametrize("script", EXAMPLES)
 def test_example_runs(script: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
-    quick = QUICK.get(script, [])
+    writes = script == "solving_leduc_holdem.py"
     elsewhere = tmp_path_factory.mktemp("example-output")
-    result = run_example(script, tmp_path, *quick, *(["--out-dir", str(elsewhere)] if quick else []))
+    result = run_example(script, tmp_path, *QUICK.get(script, []), *(["--out-dir", str(elsewhere)] if writes else []))
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip()
     assert list(tmp_path.iterdir()) == []  # an example writes only where it is told to
-    if quick:
+    if writes:
         assert sorted(p.name for p in elsewhere.iterdir()) == ["solving_leduc_holdem.csv", "solving_leduc_holdem.png"]
 
 
+def run_in_process(script: str, *arguments: str) -> int | str | None:
+    """The example run as ``python examples/SCRIPT ARGUMENTS`` runs it, in this process (its imports, torch's and
+    RLCard's among them, are paid once for every call): the status it exits with. An exception it does not answer
+    fails the test, as its traceback would in a process of its own."""
+    path = ROOT / "examples" / script
+    with pytest.MonkeyPatch.context() as patch, pytest.raises(SystemExit) as exited:
+        patch.setattr(sys, "argv", [str(path), *arguments])
+        runpy.run_path(str(path), run_name="__main__")
+    return exited.value.code
+
+
 @pytest.mark.parametrize("script", EXAMPLES)
-def test_example_help_and_bad_options(script: str, tmp_path: Path) -> None:
-    assert run_example(script, tmp_path, "--help").returncode == 0
-    result = run_example(script, tmp_path, "--no-such-option")
-    assert result.returncode == 2 and f"{script}: error:" in result.stderr and "Traceback" not in result.stderr
+def test_example_help_and_bad_options(
+    script: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert run_in_process(script, "--help") == 0
+    assert capfd.readouterr().out.startswith(f"usage: {script}")
+    assert run_in_process(script, "--no-such-option") == 2
+    stderr = capfd.readouterr().err
+    assert f"{script}: error:" in stderr and "Traceback" not in stderr
 
 
 @pytest.mark.parametrize(
@@ -131,15 +151,22 @@ def test_example_help_and_bad_options(script: str, tmp_path: Path) -> None:
     ],
 )
 def test_examples_answer_bad_input_with_one_error(
-    script: str, arguments: list[str], message: str, tmp_path: Path
+    script: str,
+    arguments: list[str],
+    message: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     cfr_agents.Policy.uniform(cfr_agents.compile_tree(adapters.load_game("openspiel:kuhn_poker"))).save(
         tmp_path / "openspiel.json"
     )
-    result = run_example(script, tmp_path, *arguments)
-    assert result.returncode == 2, result.stderr[-2000:]
-    assert "Traceback" not in result.stderr
-    assert result.stderr.strip().splitlines()[-1].startswith(f"{script}: error: ") and message in result.stderr
+    monkeypatch.chdir(tmp_path)
+    status = run_in_process(script, *arguments)
+    stderr = capfd.readouterr().err
+    assert status == 2, stderr[-2000:]
+    assert "Traceback" not in stderr
+    assert stderr.strip().splitlines()[-1].startswith(f"{script}: error: ") and message in stderr
 
 
 @pytest.mark.parametrize(

@@ -134,12 +134,14 @@ MODEL_GAMES = {"sd-cfr": KUHN, "deep-cfr": KUHN, NFSP: LEDUC}
 
 @pytest.fixture(scope="session")
 def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An SD-CFR and a Deep CFR model of Kuhn poker trained for 2 iterations, and a shipped NFSP model of Leduc:
-    each a sidecar ``<model>.json`` and the weights it names."""
+    """An SD-CFR and a Deep CFR model of Kuhn poker trained for 2 iterations of 100 traversals and 2 SGD steps a
+    network (the preset's networks, not its thousands of steps), and a shipped NFSP model of Leduc: each a sidecar
+    ``<model>.json`` and the weights it names."""
     folder = tmp_path_factory.mktemp("models")
-    for algorithm in ("sd-cfr", "deep-cfr"):
-        argv = ["train", "--game", KUHN, "--algo", algorithm, "--preset", "fast", "--iterations", "2", "--quiet"]
-        assert run([*argv, "--out", f"{algorithm}.json"], folder).status == 0
+    brief = ["--preset", "fast", "--iterations", "2", "--traversals", "100", "--advantage-batches", "2", "--quiet"]
+    for algorithm, extra in (("sd-cfr", []), ("deep-cfr", ["--average-batches", "2"])):
+        argv = ["train", "--game", KUHN, "--algo", algorithm, *brief, *extra, "--out", f"{algorithm}.json"]
+        assert run(argv, folder).status == 0
     for suffix in (".json", ".safetensors"):
         shutil.copy(MODELS / f"{NFSP}{suffix}", folder / f"{NFSP}{suffix}")
     return folder

@@ -146,13 +146,14 @@ def phevaluator_strength(hands: IntArray) -> IntArray:
 
 def test_acpc_order_on_every_set_of_up_to_five_cards() -> None:
     """All 2,893,163 sets of 1 to 5 cards of the 52-card deck, ranked together: ours orders them as
-    ``rankCardset``, across card counts too."""
+    ``rankCardset``, across card counts too, and gives the five-card hands their 7,462 distinct values."""
     sets = [all_sets(52, size) for size in range(1, 6)]
     ours = np.concatenate([rank_hands(cards, NO_BOARD, 4) for cards in sets])
     theirs = np.concatenate([acpc_rank(cards, 4) for cards in sets])
     assert ours.shape == (2_893_163,)
     assert ours.min() >= 0 and ours.max() < RANK_BOUND
     assert_same_order(ours, theirs)
+    assert len(np.unique(ours[-sets[4].shape[0] :])) == 7462  # the distinct five-card hand values of poker
 
 
 @pytest.mark.parametrize("num_suits", [1, 2, 3, 4])
@@ -192,8 +193,11 @@ def test_acpc_order_on_every_six_card_set() -> None:
 # The evaluator against phevaluator
 
 
+@pytest.mark.slow
 def test_every_five_card_hand_in_phevaluator_order() -> None:
-    """All 2,598,960 five-card hands: the same order and ties as phevaluator's."""
+    """All 2,598,960 five-card hands: the same order and ties as phevaluator's, one Python call a hand (the default
+    suite orders every five-card hand as ACPC's ``rankCardset`` does, and random seven-card hands as phevaluator
+    does)."""
     hands = all_sets(52, 5)
     ours = rank_hands(hands, NO_BOARD, 4)
     assert_same_order(ours, phevaluator_strength(hands))

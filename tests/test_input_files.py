@@ -14,8 +14,6 @@ import os
 import resource
 import shutil
 import signal
-import subprocess
-import sys
 import tracemalloc
 import zipfile
 from collections.abc import Callable, Iterator
@@ -31,7 +29,7 @@ import eval.opponents.nfsp
 import eval.plots
 from adapters.inputs import MAX_WEIGHTS_BYTES, InputError, npz_archive, read_npy_member, read_regular
 from eval.opponents.registry import MODELS
-from tests.support import run_cli
+from tests.support import in_one_process, run_cli
 
 KUHN = "openspiel:kuhn_poker"
 MODEL = "deep-cfr_leduc_poker"
@@ -100,35 +98,38 @@ def _at_most_4_gib() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (4 * 2**30, 4 * 2**30))
 
 
-@pytest.mark.parametrize(
-    ("argv", "what"),
-    [
-        (["exploitability", "/dev/zero"], "file"),
-        (["exploit", "random", "--game", KUHN, "--hands", "/dev/zero", "--out", "dbr.json"], "hand log"),
-        (["plot", "curves", "/dev/zero", "--out", "c.png"], "curve file"),
-        (["plot", "frontier", "/dev/zero", "--out", "f.png"], "frontier file"),
-        (
-            ["train", "--resume", "/dev/zero", "--checkpoint", "c.npz", "--iterations", "5", "--out", "p.json"],
-            "checkpoint",
-        ),
-        (["exploitability", "zero.json"], "weights file"),
-    ],
-    ids=["policy", "hand log", "curve", "frontier", "checkpoint", "weights"],
-)
-def test_dev_zero_is_refused_by_its_type(tmp_path: Path, argv: list[str], what: str) -> None:
-    (tmp_path / "zero").symlink_to("/dev/zero")
-    model(tmp_path, "zero.json", weights="zero")
-    result = subprocess.run(
-        [sys.executable, "-m", "cfr_agents", *argv],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        preexec_fn=_at_most_4_gib,
-        timeout=300,
-    )
-    assert (result.returncode, result.stdout) == (2, ""), result.stderr[-2000:]
-    assert len(result.stderr.splitlines()) == 1, result.stderr
-    assert f"{what} '" in result.stderr and "is a character device, not a regular file" in result.stderr
+DEV_ZERO = {
+    "policy": (["exploitability", "/dev/zero"], "file"),
+    "hand log": (["exploit", "random", "--game", KUHN, "--hands", "/dev/zero", "--out", "dbr.json"], "hand log"),
+    "curve": (["plot", "curves", "/dev/zero", "--out", "c.png"], "curve file"),
+    "frontier": (["plot", "frontier", "/dev/zero", "--out", "f.png"], "frontier file"),
+    "checkpoint": (
+        ["train", "--resume", "/dev/zero", "--checkpoint", "c.npz", "--iterations", "5", "--out", "p.json"],
+        "checkpoint",
+    ),
+    "weights": (["exploitability", "zero.json"], "weights file"),
+}
+"""A command reading ``/dev/zero`` as each kind of file, and the words its refusal names the file with."""
+
+
+@pytest.fixture(scope="module")
+def dev_zero_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, str, str]]:
+    """The commands of :data:`DEV_ZERO`, run one after another in one child process under a 4 GiB address-space
+    limit, in a directory where ``zero`` links to ``/dev/zero`` and the sidecar ``zero.json`` names it as its
+    weights: (status, output, error) by kind."""
+    folder = tmp_path_factory.mktemp("dev-zero")
+    (folder / "zero").symlink_to("/dev/zero")
+    model(folder, "zero.json", weights="zero")
+    runs = in_one_process([(folder, argv) for argv, _ in DEV_ZERO.values()], preexec_fn=_at_most_4_gib)
+    return {kind: (int(run.status), run.out, run.err) for kind, run in zip(DEV_ZERO, runs, strict=True)}
+
+
+@pytest.mark.parametrize("kind", DEV_ZERO)
+def test_dev_zero_is_refused_by_its_type(dev_zero_runs: dict[str, tuple[int, str, str]], kind: str) -> None:
+    status, out, err = dev_zero_runs[kind]
+    assert (status, out) == (2, ""), err[-2000:]
+    assert len(err.splitlines()) == 1, err
+    assert f"{DEV_ZERO[kind][1]} '" in err and "is a character device, not a regular file" in err
 
 
 @pytest.fixture

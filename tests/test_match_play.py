@@ -110,7 +110,7 @@ def test_matches_need_an_rlcard_game_and_pairs() -> None:
 @pytest.mark.parametrize(
     ("game_id", "opponent", "hands"),
     [
-        ("rlcard:leduc-holdem", "random", 20_000),  # RLCard's RandomAgent, its own stream
+        ("rlcard:leduc-holdem", "random", 8_000),  # RLCard's RandomAgent, its own stream (20,000 hands above)
         ("rlcard:leduc-holdem", "rlcard-pretrained-cfr", 10_000),  # RLCard's CFRAgent, lossy obs
         ("rlcard:kuhn-poker", "random", 10_000),
         ("openspiel:kuhn_poker", "random", 6_000),  # pyspiel states
@@ -128,6 +128,7 @@ def test_sampled_value_agrees_with_exact_within_4_standard_errors(
     not shipped_model("rlcard-nfsp", game("rlcard:leduc-holdem")).is_file(),
     reason="no shipped rlcard-nfsp model in eval/opponents/models yet",
 )
+@pytest.mark.slow  # the default run plays the shipped rlcard-nfsp against random: rlcard-nfsp in the test below
 def test_shipped_nfsp_plays_a_match_beside_its_exact_value() -> None:
     report = play_match(MatchSpec("rlcard:leduc-holdem", ("rlcard-nfsp", "random"), 4_000, seed=1))
     assert report.exact is not None

@@ -275,8 +275,10 @@ def test_cross_check_refuses_a_policy_missing_an_infoset() -> None:
 
 
 def test_cli_cross_check_on_an_rlcard_file(tmp_path: Path) -> None:
-    path = tmp_path / "leduc.json"
-    trained_policy(LEDUC).save(path)
+    """On RLCard's Kuhn poker (bridged Leduc's NashConv is OpenSpiel's, by
+    ``test_rlcard_leduc_nash_conv_equals_openspiel_on_the_bridged_game``)."""
+    path = tmp_path / "kuhn.json"
+    trained_policy(KUHN).save(path)
     status, printed, _ = run_cli(["exploitability", str(path), "--cross-check", "--json"])
     assert status == 0
     report = json.loads(printed)
@@ -294,7 +296,7 @@ def test_cli_cross_check_on_an_rlcard_file(tmp_path: Path) -> None:
         "difference",
         "agree",
     }
-    assert (report["openspiel_game"], report["openspiel_game_source"]) == ("python_rlcard_leduc_holdem()", "bridged")
+    assert (report["openspiel_game"], report["openspiel_game_source"]) == ("python_rlcard_kuhn_poker()", "bridged")
     assert report["agree"] and abs(report["difference"]) <= 1e-9
     assert report["difference"] == report["nash_conv"] - report["openspiel_nash_conv"]
 

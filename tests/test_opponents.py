@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from cfr_agents.cli import main
 from eval import exploitability_of_strategy
 from eval.opponents import FAMILIES, available, load_opponent, shipped_model
 from eval.opponents.provenance import provenance_of
-from tests.support import FLOAT32_RTOL, cli_commands, game, tree
+from tests.support import FLOAT32_RTOL, CliRun, cli_commands, game, in_one_process, tree
 
 SHIPPED = [
     ("rlcard-nfsp", "rlcard:leduc-holdem"),
@@ -104,90 +103,98 @@ def test_best_response_command_writes_a_policy_worth_the_best_response_value(
     assert json.loads(capsys.readouterr().out)["agent"] == str(out)
 
 
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (["exploitability", "nope", "--game", "rlcard:leduc-holdem"], "unknown opponent 'nope'"),
-        (["exploitability", "rlcard-rule-v1", "--game", "openspiel:leduc_poker"], "not available for"),
-        (["exploitability", "openspiel-nfsp", "--game", "rlcard:leduc-holdem"], "not available for"),
-        (["exploitability", "rlcard-rule-v1"], "needs a game"),
-        (["exploitability", "openspiel-cfr:x", "--game", "openspiel:kuhn_poker"], "must be an integer"),
-        (["exploitability", "random:3", "--game", "openspiel:kuhn_poker"], "takes no iteration count"),
-        (["best-response", "random", "--game", "rlcard:uno", "--out", "x.json"], "unsupported RLCard game"),
-        (
-            [
-                "train-opponent",
-                "rlcard-nfsp",
-                "--game",
-                "openspiel:kuhn_poker",
-                "--episodes",
-                "5",
-                "--seed",
-                "0",
-                "--out",
-                "x.json",
-            ],
-            "trains on rlcard: games",
-        ),
-        (
-            [
-                "train-opponent",
-                "rlcard-cfr",
-                "--game",
-                "rlcard:kuhn-poker",
-                "--episodes",
-                "5",
-                "--seed",
-                "0",
-                "--out",
-                "x.json",
-            ],
-            "counts --iterations",
-        ),
-        (
-            [
-                "train-opponent",
-                "rlcard-cfr",
-                "--game",
-                "rlcard:kuhn-poker",
-                "--iterations",
-                "5",
-                "--seed",
-                "0",
-                "--target-exploitability",
-                "0.1",
-                "--out",
-                "x.json",
-            ],
-            "--target-exploitability needs --check-every",
-        ),
-        (
-            [
-                "train-opponent",
-                "openspiel-nfsp",
-                "--game",
-                "openspiel:kuhn_poker",
-                "--episodes",
-                "5",
-                "--seed",
-                "0",
-                "--hyperparameters",
-                "nope",
-                "--out",
-                "x.json",
-            ],
-            "has no --hyperparameters 'nope'",
-        ),
-        (["opponents", "--game", "openspiel:nope"], "unknown OpenSpiel game"),
-    ],
-)
-def test_refusals_are_one_line_and_exit_2(tmp_path: Path, argv: list[str], message: str) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "cfr_agents", *argv], capture_output=True, text=True, cwd=tmp_path, timeout=120
-    )
-    assert result.returncode == 2, result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr, result.stderr
-    assert "Traceback" not in result.stderr and not (tmp_path / "x.json").exists()
+REFUSALS = [
+    (["exploitability", "nope", "--game", "rlcard:leduc-holdem"], "unknown opponent 'nope'"),
+    (["exploitability", "rlcard-rule-v1", "--game", "openspiel:leduc_poker"], "not available for"),
+    (["exploitability", "openspiel-nfsp", "--game", "rlcard:leduc-holdem"], "not available for"),
+    (["exploitability", "rlcard-rule-v1"], "needs a game"),
+    (["exploitability", "openspiel-cfr:x", "--game", "openspiel:kuhn_poker"], "must be an integer"),
+    (["exploitability", "random:3", "--game", "openspiel:kuhn_poker"], "takes no iteration count"),
+    (["best-response", "random", "--game", "rlcard:uno", "--out", "x.json"], "unsupported RLCard game"),
+    (
+        [
+            "train-opponent",
+            "rlcard-nfsp",
+            "--game",
+            "openspiel:kuhn_poker",
+            "--episodes",
+            "5",
+            "--seed",
+            "0",
+            "--out",
+            "x.json",
+        ],
+        "trains on rlcard: games",
+    ),
+    (
+        [
+            "train-opponent",
+            "rlcard-cfr",
+            "--game",
+            "rlcard:kuhn-poker",
+            "--episodes",
+            "5",
+            "--seed",
+            "0",
+            "--out",
+            "x.json",
+        ],
+        "counts --iterations",
+    ),
+    (
+        [
+            "train-opponent",
+            "rlcard-cfr",
+            "--game",
+            "rlcard:kuhn-poker",
+            "--iterations",
+            "5",
+            "--seed",
+            "0",
+            "--target-exploitability",
+            "0.1",
+            "--out",
+            "x.json",
+        ],
+        "--target-exploitability needs --check-every",
+    ),
+    (
+        [
+            "train-opponent",
+            "openspiel-nfsp",
+            "--game",
+            "openspiel:kuhn_poker",
+            "--episodes",
+            "5",
+            "--seed",
+            "0",
+            "--hyperparameters",
+            "nope",
+            "--out",
+            "x.json",
+        ],
+        "has no --hyperparameters 'nope'",
+    ),
+    (["opponents", "--game", "openspiel:nope"], "unknown OpenSpiel game"),
+]
+
+
+@pytest.fixture(scope="module")
+def refusal_runs(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Path, CliRun]]:
+    """Every command of :data:`REFUSALS`, each in a folder of its own, in one process."""
+    folders = [tmp_path_factory.mktemp("refused") for _ in REFUSALS]
+    runs = in_one_process([(folder, argv) for folder, (argv, _) in zip(folders, REFUSALS, strict=True)])
+    return list(zip(folders, runs, strict=True))
+
+
+@pytest.mark.parametrize(("argv", "message"), REFUSALS)
+def test_refusals_are_one_line_and_exit_2(
+    refusal_runs: list[tuple[Path, CliRun]], argv: list[str], message: str
+) -> None:
+    folder, result = refusal_runs[REFUSALS.index((argv, message))]
+    assert result.status == 2, result.err
+    assert len(result.err.strip().splitlines()) == 1 and message in result.err, result.err
+    assert "Traceback" not in result.err and not (folder / "x.json").exists()
 
 
 def test_a_torch_opponent_without_torch_is_refused_naming_the_extra(

@@ -63,10 +63,10 @@ def play(env: Any, policy: PettingZooPolicy, games: int, seed: int) -> list[floa
 def test_shimmy_cuts_openspiel_poker_short_and_pays_player_1_twice() -> None:
     """Shimmy 2.0.1's ``OpenSpielCompatibilityV0`` on OpenSpiel's Leduc, in random play: it truncates a game once
     its count of steps, the three chance events included, reaches the game's ``max_game_length()`` (8, which counts
-    actions only), so a game still going after 5 actions ends there, unfinished, and pays nothing; and after a finished game, ``player_0``'s
-    dead step adds the final rewards again to ``player_1``, whose ``env.last()`` then reports twice its return. What
-    an agent wins there is not its value in the game (docs/pettingzoo.md). If this fails, Shimmy has changed: the
-    value test below can play Shimmy's Leduc again."""
+    actions only), so a game still going after 5 actions ends there, unfinished, and pays nothing; and after a
+    finished game, ``player_0``'s dead step adds the final rewards again to ``player_1``, whose ``env.last()`` then
+    reports twice its return. What an agent wins there is not its value in the game (docs/pettingzoo.md). If this
+    fails, Shimmy has changed: the value test below can play Shimmy's Leduc again."""
     env = ENVIRONMENTS["shimmy-leduc_poker"]()
     rng = np.random.default_rng(0)
     cut = finished = 0

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 
 from eval.sweep import parse_grid
-from tests.support import run_cli
+from tests.support import CliRun, in_one_process, run_cli
 
 KUHN_SWEEP = [
     "sweep",
@@ -129,42 +128,41 @@ def test_the_grid_takes_chance_draws() -> None:
     ]
 
 
-@pytest.mark.parametrize(
-    ("extra", "message"),
-    [
-        (["--grid", "delta=1,2"], "unknown --grid key 'delta'"),
-        (["--grid", ""], "--grid is empty"),
-        (["--grid", ";"], "--grid is empty"),
-        (["--grid", "alpha=1,x"], "is not a number"),
-        (["--grid", "epsilon=0.5"], "applies to sampled solvers only"),
-        (["--grid", "chance_draws=stratified"], "applies to sampled solvers only"),
-        (["--sampling", "external", "--algo", "cfr", "--grid", "chance_draws=sobol"], "unknown chance draws 'sobol'"),
-        (["--grid", "alpha=1", "--seeds", "3-1"], "must name distinct non-negative seeds"),
-        (["--grid", "alpha=1", "--ray", "127.0.0.1:9"], "cannot reach Ray at 127.0.0.1:9"),
-        (["--grid", "alpha=1", "--ray", "nowhere"], "must be HOST:PORT"),
-        (["--grid", "alpha=1", "--workers", "2", "--ray"], "not both"),
-    ],
-)
-def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, extra: list[str], message: str) -> None:
-    command = [
-        sys.executable,
-        "-m",
-        "cfr_agents",
-        "sweep",
-        "--game",
-        "openspiel:kuhn_poker",
-        "--algo",
-        "dcfr",
-        "--iterations",
-        "10",
-        "--out",
-        str(tmp_path / "out"),
-        *extra,
+BAD_INPUT = [
+    (["--grid", "delta=1,2"], "unknown --grid key 'delta'"),
+    (["--grid", ""], "--grid is empty"),
+    (["--grid", ";"], "--grid is empty"),
+    (["--grid", "alpha=1,x"], "is not a number"),
+    (["--grid", "epsilon=0.5"], "applies to sampled solvers only"),
+    (["--grid", "chance_draws=stratified"], "applies to sampled solvers only"),
+    (["--sampling", "external", "--algo", "cfr", "--grid", "chance_draws=sobol"], "unknown chance draws 'sobol'"),
+    (["--grid", "alpha=1", "--seeds", "3-1"], "must name distinct non-negative seeds"),
+    (["--grid", "alpha=1", "--ray", "127.0.0.1:9"], "cannot reach Ray at 127.0.0.1:9"),
+    (["--grid", "alpha=1", "--ray", "nowhere"], "must be HOST:PORT"),
+    (["--grid", "alpha=1", "--workers", "2", "--ray"], "not both"),
+]
+
+
+@pytest.fixture(scope="module")
+def bad_input_runs(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Path, CliRun]]:
+    """Every sweep of :data:`BAD_INPUT`, each writing to a folder of its own, in one process."""
+    folders = [tmp_path_factory.mktemp("bad-input") for _ in BAD_INPUT]
+    common = ["sweep", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", "--iterations", "10"]
+    runs = [
+        (folder, [*common, "--out", str(folder / "out"), *extra])
+        for folder, (extra, _) in zip(folders, BAD_INPUT, strict=True)
     ]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 2 and result.stdout == ""
-    assert len(result.stderr.splitlines()) == 1 and message in result.stderr, result.stderr
-    assert not (tmp_path / "out").exists()
+    return list(zip(folders, in_one_process(runs), strict=True))
+
+
+@pytest.mark.parametrize(("extra", "message"), BAD_INPUT)
+def test_bad_input_is_one_line_and_exit_2(
+    bad_input_runs: list[tuple[Path, CliRun]], extra: list[str], message: str
+) -> None:
+    folder, result = bad_input_runs[BAD_INPUT.index((extra, message))]
+    assert result.status == 2 and result.out == ""
+    assert len(result.err.splitlines()) == 1 and message in result.err, result.err
+    assert not (folder / "out").exists()
 
 
 def test_ray_missing_is_refused_with_the_extra_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -193,7 +191,10 @@ def test_a_killed_ray_worker_is_retried_from_its_checkpoint(
 
 
 RERUN = ["sweep", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", "--grid", "alpha=1.5,2", "--seeds", "0-1"]
-"""A sweep of full-tree DCFR on Kuhn, rerun below in one directory with other stopping rules."""
+RERUN += ["--workers", "1"]
+"""A sweep of full-tree DCFR on Kuhn, rerun below in one directory with other stopping rules. Its jobs run in this
+process, without a pool's start-up: the stored work and what a rerun makes of it do not depend on where jobs run
+(one worker and two give the same results, above)."""
 
 
 @pytest.mark.parametrize(

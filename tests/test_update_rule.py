@@ -4,9 +4,6 @@ its range is refused."""
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,7 +14,7 @@ from cfr_agents import make_solver
 from cfr_agents.solvers import UpdateRule
 from cfr_agents.solvers.update_rule import discount, log_discount
 from eval import exploitability_of_strategy
-from tests.support import game, tree
+from tests.support import CliRun, game, in_one_process, tree
 
 
 @pytest.mark.parametrize("exponent", [-400.0, -2.0, 0.0, 1.5, 400.0])
@@ -68,29 +65,29 @@ def test_the_largest_gamma_matches_openspiels_dcfr_across_the_rescaling() -> Non
     np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-9)
 
 
-@pytest.mark.parametrize(
-    "option", [["--gamma", "100"], ["--alpha", "50"], ["--beta=-50"], ["--gamma", "100", "--iterations", "20000"]]
-)
-def test_the_cli_trains_with_parameters_at_the_ends_of_their_ranges(tmp_path: Path, option: list[str]) -> None:
-    iterations = [] if "--iterations" in option else ["--iterations", "300"]
-    command = [
-        sys.executable,
-        "-m",
-        "cfr_agents",
-        "train",
-        "--game",
-        "openspiel:kuhn_poker",
-        "--algo",
-        "dcfr",
-        *iterations,
-        *option,
-        "--out",
-        str(tmp_path / "p.json"),
-        "--quiet",
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    assert "NashConv" in result.stdout
+EXTREMES = [["--gamma", "100"], ["--alpha", "50"], ["--beta=-50"], ["--gamma", "100", "--iterations", "20000"]]
+"""Options of ``train`` at the ends of their ranges (300 iterations unless given)."""
+
+
+@pytest.fixture(scope="module")
+def extreme_runs(tmp_path_factory: pytest.TempPathFactory) -> list[CliRun]:
+    """``train`` with each of :data:`EXTREMES`, in one process."""
+    folder = tmp_path_factory.mktemp("extremes")
+    runs = []
+    for k, option in enumerate(EXTREMES):
+        iterations = [] if "--iterations" in option else ["--iterations", "300"]
+        argv = ["train", "--game", "openspiel:kuhn_poker", "--algo", "dcfr", *iterations, *option]
+        runs.append((folder, [*argv, "--out", str(folder / f"p{k}.json"), "--quiet"]))
+    return in_one_process(runs)
+
+
+@pytest.mark.parametrize("option", EXTREMES)
+def test_the_cli_trains_with_parameters_at_the_ends_of_their_ranges(
+    extreme_runs: list[CliRun], option: list[str]
+) -> None:
+    result = extreme_runs[EXTREMES.index(option)]
+    assert result.status == 0, result.err
+    assert "NashConv" in result.out
 
 
 @pytest.mark.parametrize(
