@@ -178,14 +178,14 @@ def run_tournament(
     jobs: list[AgentJob] = [AgentJob(game_id, name, files) for name in agents]
     work: list[MatchSpec | AgentJob] = [*specs, *jobs]
     slots = [("match", k) for k in range(len(specs))] + [("score", i) for i in range(len(jobs))]
-    stamps = {name: fingerprint(name) for name in agents}
-    wanted = [
-        settings(*slot, job if isinstance(job, MatchSpec) else (job.game_id, job.name), stamps)
-        for slot, job in zip(slots, work, strict=True)
-    ]
-    results: list[MatchReport | MatchFailure | AgentScore | None] = [
-        None if store is None else store.read(*slot, want) for slot, want in zip(slots, wanted, strict=True)
-    ]
+    results: list[MatchReport | MatchFailure | AgentScore | None] = [None] * len(work)
+    if store is not None:  # the agents' files are looked at only when there is a store to compare them with
+        stamps = {name: fingerprint(name) for name in agents}
+        wanted = [
+            settings(*slot, job if isinstance(job, MatchSpec) else (job.game_id, job.name), stamps)
+            for slot, job in zip(slots, work, strict=True)
+        ]
+        results = [store.read(*slot, want) for slot, want in zip(slots, wanted, strict=True)]
     position = {id(job): index for index, job in enumerate(work)}
 
     def finished(job: MatchSpec | AgentJob, result: MatchReport | MatchFailure | AgentScore) -> None:
