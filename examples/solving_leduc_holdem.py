@@ -324,12 +324,13 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("no opponent is available")
     workers = args.workers or default_workers()
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="solving-leduc-") as directory:
+    pool = LocalPool(workers)
+    with tempfile.TemporaryDirectory(prefix="solving-leduc-") as directory, pool.kept():  # one start-up, two phases
         jobs = [
             TrainJob(system, i, args.iterations, args.every, args.seed, directory)
             for i, system in enumerate(args.systems)
         ]
-        trained = LocalPool(workers).map(train, jobs, lambda job, _: print(f"trained {job.system}", file=sys.stderr))
+        trained = pool.map(train, jobs, lambda job, _: print(f"trained {job.system}", file=sys.stderr))
         checkpoints = [c for runs in trained for c in runs]
         print(f"training and exact exploitability: {time.perf_counter() - started:.1f} s", file=sys.stderr)
         specs = [
@@ -346,7 +347,7 @@ def run(args: argparse.Namespace) -> int:
             if done[0] % max(1, len(specs) // 10) == 0 or done[0] == len(specs):
                 print(f"matches: {done[0]}/{len(specs)} ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
 
-        played = LocalPool(workers).map(play, specs, progress)
+        played = pool.map(play, specs, progress)
     matches = [report for report, _ in played]
     elapsed = time.perf_counter() - started
     cpu = sum(cpu for _, cpu in played) + sum(runs[-1].cpu_seconds for runs in trained)

@@ -241,13 +241,13 @@ def test_rlcard_hands_replay_on_the_engine_with_the_envs_payoffs() -> None:
     rules = engine.rules
     hands = private_hands(rules.num_ranks, rules.num_suits, rules.num_hole_cards)
     aivat = HoldemAivat(engine, range_query(agents[0].agent, engine, hands, "random"), np.random.default_rng(0))
-    recorder = HoldemAivatRecorder(LIMIT, ("random", "rlcard-limit-rule-v1"), aivat, 0, 40, keep_hands=True)
+    recorder = HoldemAivatRecorder(LIMIT, ("random", "rlcard-limit-rule-v1"), aivat, 0, 20, keep_hands=True)
     rng = np.random.default_rng(0)
     game = adapters.load_game(LIMIT)
     assert isinstance(game, RLCardGame)
     players = [rlcard_seat(opponent.agent, game, np.random.default_rng(i)) for i, opponent in enumerate(agents)]
-    played = play_rlcard_match(LIMIT, players[0], players[1], 40, rng, log=recorder)
-    assert recorder.payoffs is not None and len(recorder.payoffs) == 80
+    played = play_rlcard_match(LIMIT, players[0], players[1], 20, rng, log=recorder)
+    assert recorder.payoffs is not None and len(recorder.payoffs) == 40
     assert float(np.mean(recorder.payoffs)) == pytest.approx(played.mean, abs=1e-12)
 
 

@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyspiel
 import pytest
 import rlcard
 
 import adapters  # noqa: F401  (registers RLCard's kuhn-poker and the bridged games)
-from adapters.holdem.betting import DEAL
+from adapters.holdem.betting import DEAL, DECISION, FOLD, SHOWDOWN, walk_betting
 from adapters.holdem.engine import holdem_engine, rlcard_card
+from adapters.inputs import UnsupportedGameError
 
 NAMES = {0: "fold", 2: "raise"}
 
@@ -89,3 +92,53 @@ def test_the_betting_trees_size() -> None:
     """Five bets preflop and four a round after in RLCard's game against HULH's four and five: more sequences."""
     assert holdem_engine("hulh").betting.num_nodes == 17_221
     assert holdem_engine("rlcard:limit-holdem").betting.num_nodes > 17_221
+
+
+class OneBet:
+    """A one-decision betting game for :func:`walk_betting`: player 0 folds (action 0) or calls (action 1) to a
+    showdown, having put in ``stakes``; a fold returns ``fold_returns``."""
+
+    def __init__(self, stakes: tuple[float, float], fold_returns: list[float], via: int = -1) -> None:
+        self.stakes, self.fold_returns, self.via = stakes, fold_returns, via
+
+    def is_chance_node(self) -> bool:
+        return False
+
+    def is_terminal(self) -> bool:
+        return self.via >= 0
+
+    def current_player(self) -> int:
+        return 0
+
+    def legal_actions(self) -> list[int]:
+        return [] if self.is_terminal() else [0, 1]
+
+    def child(self, action: int) -> OneBet:
+        return OneBet(self.stakes, self.fold_returns, action)
+
+    def returns(self) -> list[float]:
+        assert self.via == 0, "a showdown's returns are never read: they depend on the cards"
+        return self.fold_returns
+
+    def history(self) -> list[int]:
+        return [] if self.via < 0 else [self.via]
+
+
+@pytest.mark.parametrize(
+    ("stakes", "fold_returns", "refusal"),
+    [
+        ((1.0, 1.0), [-1.0, 1.0], None),
+        ((1.0, 1.0), [-2.0, 2.0], "returns [-2.0, 2.0], not the folder's stake"),
+        ((1.0, 2.0), [-1.0, 1.0], "between unequal stakes (1.0, 2.0)"),
+    ],
+)
+def test_a_betting_walk_refuses_folds_and_showdowns_it_cannot_pay(
+    stakes: tuple[float, float], fold_returns: list[float], refusal: str | None
+) -> None:
+    """A fold must lose what the folder put in and a showdown be between equal stakes: the engine pays by those."""
+    if refusal is None:
+        walked = walk_betting(OneBet(stakes, fold_returns), lambda state: state.stakes)
+        assert walked.kind.tolist() == [DECISION, FOLD, SHOWDOWN]
+        return
+    with pytest.raises(UnsupportedGameError, match=re.escape(refusal)):
+        walk_betting(OneBet(stakes, fold_returns), lambda state: state.stakes)

@@ -175,8 +175,8 @@ def _describe(state: Any, chips: tuple[float, float], via: int, mover: int) -> t
         return DEAL, -1, chips
     if not state.is_terminal():
         return DECISION, int(state.current_player()), chips
-    returns = state.returns()
     if via == 0:  # a fold
+        returns = state.returns()  # read at folds only: a showdown's depend on the cards
         if returns[mover] != -chips[mover]:
             raise UnsupportedGameError(f"a fold in {state.history()} returns {returns}, not the folder's stake")
         return FOLD, mover, chips
