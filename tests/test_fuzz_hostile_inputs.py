@@ -577,6 +577,7 @@ CONTEXT: dict[tuple[str, str], dict[str, str | None]] = {
     ("train", "--learning-rate"): NEURAL_TRAIN,
     ("train", "--learning-rate-decay"): NEURAL_TRAIN,
     ("train", "--gradient-clip"): NEURAL_TRAIN,
+    ("train", "--value-scale"): NEURAL_TRAIN,
     ("exploit", "--p"): {"--hands": "<none>"},
 }
 """What an option needs to take effect: options added or changed (``"<none>"``: removed)."""

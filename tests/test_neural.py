@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 
 import cfr_agents
 from adapters.tensors import encoder
@@ -171,6 +172,26 @@ def kuhn_solver(algorithm: str, settings: NeuralSettings = TINY, seed: int = 0) 
     return make_neural_solver(compiled, tensors, algorithm, settings, rng=np.random.default_rng(seed))
 
 
+def first_targets(make: Any) -> list[NDArray[np.float32]]:
+    r"""The value-network targets of player 0 after one iteration of ``make(value_scale=s)``'s solver, for
+    :math:`s` = 1 and 4: both drawn under the uniform :math:`\sigma^1`, so from the same samples."""
+    targets = []
+    for scale in (1.0, 4.0):
+        solver = make(value_scale=scale)
+        solver.run(1)
+        memory = solver.advantage_memories[0]
+        targets.append(memory.values[: memory.filled].copy())
+    return targets
+
+
+def test_the_value_networks_fit_the_regrets_divided_by_the_value_scale() -> None:
+    """:math:`\tilde r / s` is what the value network fits: the same samples, divided by :math:`s` (4, a power of
+    two, divides ``float32`` numbers exactly)."""
+    unscaled, scaled = first_targets(lambda **scale: kuhn_solver("sd-cfr", replace(TINY, **scale)))
+    assert np.abs(unscaled).max() > 0.5
+    np.testing.assert_array_equal(scaled, unscaled / 4)
+
+
 @pytest.mark.parametrize(("algorithm", "threshold"), [("sd-cfr", 0.12), ("deep-cfr", 0.15)])
 def test_short_runs_on_kuhn_reach_a_documented_nash_conv(algorithm: str, threshold: float) -> None:
     compiled = tree(KUHN)
@@ -270,6 +291,8 @@ def test_bad_settings_are_refused_in_one_line() -> None:
             NeuralSettings(**settings).check()
     with pytest.raises(InputError, match="decay_start must be a positive integer"):
         NeuralSettings(decay_start=0).check()
+    with pytest.raises(InputError, match=r"^value_scale must be in \[0.001, 1e9\], got 0.0$"):
+        NeuralSettings(value_scale=0.0).check()
 
 
 @pytest.mark.parametrize("algorithm", ["deep-cfr", "sd-cfr"])

@@ -130,6 +130,7 @@ def refused(argv: list[str], message: str) -> None:
         (["--iterations", "2"], "the checkpoint is already at iteration 2"),
         (["--sampling", "external"], "--sampling applies to the tabular solvers, not --algo sd-cfr"),
         (["--kept-networks", "1", "--strategy-memory", "5"], "--strategy-memory applies to --algo deep-cfr only"),
+        (["--value-scale", "2"], "the checkpoint was trained with --value-scale 1.0, not 2.0"),
     ],
 )
 def test_resuming_with_other_settings_is_refused(checkpoint: Path, extra: list[str], message: str) -> None:
@@ -137,13 +138,16 @@ def test_resuming_with_other_settings_is_refused(checkpoint: Path, extra: list[s
     assert read_checkpoint(checkpoint).iteration == 2
 
 
-def test_a_checkpoint_written_before_the_strength_input_resumes_as_reading_cards(checkpoint: Path) -> None:
-    """Settings added later (``inputs``) take their default in a checkpoint that lacks them: the run resumes to the
-    model of the checkpoint as written."""
+@pytest.mark.parametrize(("setting", "default"), [("inputs", "cards"), ("value_scale", 1.0)])
+def test_a_checkpoint_written_before_a_setting_resumes_with_its_default(
+    checkpoint: Path, setting: str, default: object
+) -> None:
+    """Settings added later (``inputs``, ``value_scale``) take their default in a checkpoint that lacks them: the run
+    resumes to the model of the checkpoint as written."""
     older = checkpoint.with_name("older.npz")
     older.write_bytes(checkpoint.read_bytes())
     header = json.loads(arrays_of(older)["header"].tobytes())
-    assert header["settings"].pop("inputs") == "cards"
+    assert header["settings"].pop(setting) == default
     resume_changed(older, {"settings": header["settings"]})
     train(checkpoint.parent, "--resume", "c.npz", "--iterations", "3", "--out", "as_written.json")
     train(checkpoint.parent, "--resume", "older.npz", "--iterations", "3", "--out", "older.json")
@@ -180,6 +184,7 @@ def arrays_of(path: Path) -> dict[str, np.ndarray]:
         ({"settings": {"hidden": [16]}}, "'value0.0.weight' is float32[8, 11], expected float32[16, 11]"),
         ({"settings": {"inputs": "pixels"}}, "inputs must be one of cards, strength"),
         ({"settings": {"inputs": 1}}, "has no valid setting 'inputs'"),
+        ({"settings": {"value_scale": 0}}, "value_scale must be in [0.001, 1e9], got 0.0"),
         ({"arrays": {"advantage0.infoset": "out of range"}}, "names infosets the tree does not have"),
         ({"arrays": {"advantage0.iteration": "ahead"}}, "names iterations not yet run"),
         ({"arrays": {"current": "nan"}}, "array 'current' holds values that are not finite"),

@@ -28,7 +28,7 @@ from eval.opponents import load_opponent
 from eval.opponents.neural import save_trained
 from eval.ranges import range_query
 from tests.support import game, run_cli, tree
-from tests.test_neural import counterfactual_regrets
+from tests.test_neural import counterfactual_regrets, first_targets
 
 torch = pytest.importorskip("torch")
 
@@ -154,6 +154,12 @@ def test_a_model_trained_on_the_engine_scores_alike_on_both_trees_and_learns(inp
     uniform = holdem.exploitability(public, holdem.UniformHands()).nash_conv
     assert on_public == pytest.approx(on_compiled, rel=1e-5)
     assert on_compiled < 0.6 * uniform
+
+
+def test_the_value_networks_fit_the_regrets_divided_by_the_value_scale_on_the_engine() -> None:
+    unscaled, scaled = first_targets(lambda **scale: solver(SMALL, **scale))
+    assert np.abs(unscaled).max() > 100  # chips: the blinds are 50 and 100
+    np.testing.assert_array_equal(scaled, unscaled / 4)
 
 
 def test_the_same_seed_gives_the_same_networks_on_one_machine() -> None:

@@ -94,6 +94,7 @@ VALUES: dict[str, list[str]] = {
     "--learning-rate-decay": ["0.5"],
     "--decay-start": ["2"],
     "--gradient-clip": ["5"],
+    "--value-scale": ["4"],
     "--threads": ["2"],
     "--kept-networks": ["1"],
     "--inputs": ["cards"],

@@ -9,7 +9,7 @@ from typing import Any
 from adapters.inputs import InputError
 from cfr_agents.cli.common import Within, non_negative_int, positive_int
 from cfr_agents.solvers.neural import NEURAL, PRESETS, NeuralSettings, foreign_settings, settings_of
-from cfr_agents.solvers.neural.solver import GRADIENT_CLIP, LEARNING_RATE, LEARNING_RATE_DECAY
+from cfr_agents.solvers.neural.solver import GRADIENT_CLIP, LEARNING_RATE, LEARNING_RATE_DECAY, VALUE_SCALE
 
 HYPERPARAMETERS: dict[str, tuple[Any, str]] = {
     "traversals": (positive_int, "external-sampling traversals per player per iteration"),
@@ -28,6 +28,11 @@ HYPERPARAMETERS: dict[str, tuple[Any, str]] = {
     ),
     "decay_start": (positive_int, "t0 of --learning-rate-decay"),
     "gradient_clip": (Within(GRADIENT_CLIP), f"gradient-norm clipping, in {GRADIENT_CLIP}"),
+    "value_scale": (
+        Within(VALUE_SCALE),
+        f"s, in {VALUE_SCALE}: value networks fit the regrets divided by s (the same strategy; a better fit "
+        "when s is near the game's largest stake)",
+    ),
     "threads": (positive_int, "torch threads"),
     "kept_networks": (
         non_negative_int,

@@ -20,7 +20,8 @@ runs on a compiled tree) runs, for each player :math:`p` in turn, a chunk of dea
    (:meth:`HoldemNeuralSolver.keys`). The networks run only where the traversals go, a few dozen nodes a
    deal, not at every node of a betting tree of thousands;
 4. :math:`\theta_p` is trained on mini-batches of :math:`\mathcal M_{V,p}`, each sample's tensor rebuilt from
-   its key, to minimise :math:`\sum_i t_i \sum_a (V(I_i, a \mid \theta_p) - \tilde r_i(a))^2 / \sum_i t_i`.
+   its key, to minimise :math:`\sum_i t_i \sum_a (V(I_i, a \mid \theta_p) - \tilde r_i(a) / s)^2 / \sum_i t_i`, the
+   regrets in units of ``value_scale`` :math:`s`.
 
 The model (:meth:`HoldemNeuralSolver.model`) is a :class:`~cfr_agents.neural_policy.NeuralPolicy`: Deep CFR's
 average network :math:`\Pi`, trained on :math:`\mathcal M_\Pi` when the model is made, or SD-CFR's value
@@ -211,7 +212,8 @@ class HoldemNeuralSolver:
             for player in range(2):
                 for first in range(0, self.settings.traversals, self.chunk):
                     samples = self.traverse(player, min(self.chunk, self.settings.traversals - first))
-                    self.advantage_memories[player].store(samples.own_keys, samples.regrets, t, self._stream)
+                    regrets = samples.regrets / self.settings.value_scale  # r~ / s
+                    self.advantage_memories[player].store(samples.own_keys, regrets, t, self._stream)
                     if self.algorithm == "deep-cfr":
                         self.strategy_memory.store(samples.other_keys, samples.strategies, t, self._stream)
                 self._train_value_network(player)

@@ -10,7 +10,8 @@ Iteration :math:`t`, for each player :math:`p` in turn:
    (reservoirs, :func:`.traversal.reservoir_store`);
 3. the value network :math:`\theta_p` is trained -- from scratch by default, as in the paper -- on
    mini-batches drawn from :math:`\mathcal M_{V,p}` to minimise the linearly weighted loss
-   :math:`\sum_i t_i \sum_a (V(I_i, a \mid \theta_p) - \tilde r_i(a))^2 / \sum_i t_i`.
+   :math:`\sum_i t_i \sum_a (V(I_i, a \mid \theta_p) - \tilde r_i(a) / s)^2 / \sum_i t_i`, the
+   regrets in units of ``value_scale`` :math:`s`.
 
 The player whose traversals come second meets the first player's network of this iteration, as in the
 paper's algorithm. Player :math:`p`'s iteration strategy :math:`\sigma^t_p` is the one its own traversal
@@ -57,6 +58,9 @@ LEARNING_RATE_DECAY = Interval(0.0, 1.0)
 learning; above 1 their sum is finite and learning stops."""
 GRADIENT_CLIP = Interval(0.0, 1e6, open_low=True)
 """The largest gradient norm a step uses."""
+VALUE_SCALE = Interval(1e-3, 1e9)
+""":math:`s`, the unit of the value networks' targets, in the game's units: from a thousandth, so that the targets
+:math:`\tilde r / s` of the games' payoffs stay far inside ``float32``."""
 LIMITS = {"memory": 10**8, "batch_size": 10**6, "threads": 1024, "width": 4096, "layers": 16, "weights": 10**7}
 """Bounds, checked before anything is allocated: reservoir capacities (``*_memory``), mini-batch sizes
 (``*_batch_size``), torch threads, the width and the number of hidden layers, and the weights and biases of
@@ -94,6 +98,11 @@ class NeuralSettings:
     """:math:`t_0`, the last iteration at the full step size when ``learning_rate_decay`` is positive."""
     gradient_clip: float = 10.0
     """Gradient norms are clipped to this."""
+    value_scale: float = 1.0
+    r""":math:`s`: the value networks fit :math:`\tilde r / s`, the sampled regrets in units of :math:`s`. Regret
+    matching reads the same strategy from :math:`V` and :math:`V/s`, so :math:`s` changes only the fit: Adam moves a
+    weight by about :math:`\eta` a step, and targets of order one, not hundreds of chips, are what that step suits
+    (on the hold'em games, whose largest stake is 700 chips, :math:`s` of 700 or more)."""
     threads: int = 1
     """torch's intra-op threads (set explicitly: results then do not depend on the machine's core count)."""
     kept_networks: int = 0
@@ -143,6 +152,7 @@ class NeuralSettings:
             ("learning_rate", LEARNING_RATE),
             ("learning_rate_decay", LEARNING_RATE_DECAY),
             ("gradient_clip", GRADIENT_CLIP),
+            ("value_scale", VALUE_SCALE),
         ):
             allowed.check(name, getattr(self, name))
 
@@ -418,7 +428,9 @@ class NeuralSolver(ABC):
                         other_infoset,
                     )
                     self.nodes_touched += touched
-                    self.advantage_memories[player].store(own_infoset[:owns], own_regret[:owns], t, self._stream)
+                    self.advantage_memories[player].store(
+                        own_infoset[:owns], own_regret[:owns] / self.settings.value_scale, t, self._stream
+                    )  # r~ / s
                     visited = other_infoset[:others]
                     self.strategy_memory.store(visited, self.current[visited], t, self._stream)
                 self._train_value_network(player)
