@@ -185,7 +185,7 @@ def first_targets(make: Any) -> list[NDArray[np.float32]]:
 
 
 def test_the_value_networks_fit_the_regrets_divided_by_the_value_scale() -> None:
-    """:math:`\tilde r / s` is what the value network fits: the same samples, divided by :math:`s` (4, a power of
+    r""":math:`\tilde r / s` is what the value network fits: the same samples, divided by :math:`s` (4, a power of
     two, divides ``float32`` numbers exactly)."""
     unscaled, scaled = first_targets(lambda **scale: kuhn_solver("sd-cfr", replace(TINY, **scale)))
     assert np.abs(unscaled).max() > 0.5

@@ -59,7 +59,7 @@ learning; above 1 their sum is finite and learning stops."""
 GRADIENT_CLIP = Interval(0.0, 1e6, open_low=True)
 """The largest gradient norm a step uses."""
 VALUE_SCALE = Interval(1e-3, 1e9)
-""":math:`s`, the unit of the value networks' targets, in the game's units: from a thousandth, so that the targets
+r""":math:`s`, the unit of the value networks' targets, in the game's units: from a thousandth, so that the targets
 :math:`\tilde r / s` of the games' payoffs stay far inside ``float32``."""
 LIMITS = {"memory": 10**8, "batch_size": 10**6, "threads": 1024, "width": 4096, "layers": 16, "weights": 10**7}
 """Bounds, checked before anything is allocated: reservoir capacities (``*_memory``), mini-batch sizes
