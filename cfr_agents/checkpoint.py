@@ -382,7 +382,7 @@ def _rounds(header: dict[str, Any], samples: bool, fail: Callable[[str], Checkpo
         raise fail(f"has invalid rounds: {error}") from None
 
 
-_LATER_SETTINGS = ("inputs", "value_scale")
+_LATER_SETTINGS = ("inputs", "value_scale", "traversal")
 """Settings absent from the checkpoints written before they existed: such a checkpoint has their default."""
 
 

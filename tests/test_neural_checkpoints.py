@@ -138,12 +138,12 @@ def test_resuming_with_other_settings_is_refused(checkpoint: Path, extra: list[s
     assert read_checkpoint(checkpoint).iteration == 2
 
 
-@pytest.mark.parametrize(("setting", "default"), [("inputs", "cards"), ("value_scale", 1.0)])
+@pytest.mark.parametrize(("setting", "default"), [("inputs", "cards"), ("value_scale", 1.0), ("traversal", "external")])
 def test_a_checkpoint_written_before_a_setting_resumes_with_its_default(
     checkpoint: Path, setting: str, default: object
 ) -> None:
-    """Settings added later (``inputs``, ``value_scale``) take their default in a checkpoint that lacks them: the run
-    resumes to the model of the checkpoint as written."""
+    """Settings added later (``inputs``, ``value_scale``, ``traversal``) take their default in a checkpoint that
+    lacks them: the run resumes to the model of the checkpoint as written."""
     older = checkpoint.with_name("older.npz")
     older.write_bytes(checkpoint.read_bytes())
     header = json.loads(arrays_of(older)["header"].tobytes())
@@ -183,6 +183,7 @@ def arrays_of(path: Path) -> dict[str, np.ndarray]:
         ({"settings": {"hidden": [4096] * 40}}, "hidden has 40 layers; at most 16"),
         ({"settings": {"hidden": [16]}}, "'value0.0.weight' is float32[8, 11], expected float32[16, 11]"),
         ({"settings": {"inputs": "pixels"}}, "inputs must be one of cards, strength"),
+        ({"settings": {"traversal": "outcome"}}, "traversal must be one of external, public-chance"),
         ({"settings": {"inputs": 1}}, "has no valid setting 'inputs'"),
         ({"settings": {"value_scale": 0}}, "value_scale must be in [0.001, 1e9], got 0.0"),
         ({"arrays": {"advantage0.infoset": "out of range"}}, "names infosets the tree does not have"),

@@ -98,6 +98,7 @@ VALUES: dict[str, list[str]] = {
     "--threads": ["2"],
     "--kept-networks": ["1"],
     "--inputs": ["cards"],
+    "--traversal": ["external"],
 }
 """A valid value of each option (and what else it needs to be seen: ``--eval-every`` a curve)."""
 EVERY_FAMILY = {"--game", "--algo", "--iterations", "--target-nash-conv", "--time-limit", "--seed", "--out"}

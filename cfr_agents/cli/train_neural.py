@@ -12,7 +12,12 @@ from cfr_agents.solvers.neural import NEURAL, PRESETS, NeuralSettings, foreign_s
 from cfr_agents.solvers.neural.solver import GRADIENT_CLIP, LEARNING_RATE, LEARNING_RATE_DECAY, VALUE_SCALE
 
 HYPERPARAMETERS: dict[str, tuple[Any, str]] = {
-    "traversals": (positive_int, "external-sampling traversals per player per iteration"),
+    "traversals": (positive_int, "traversals per player per iteration (deals; boards with --traversal public-chance)"),
+    "traversal": (
+        None,
+        "external (one deal and the opponent's actions drawn per traversal) or public-chance (one board per "
+        "traversal, every hand's exact regrets; hold'em engine only)",
+    ),
     "hidden": (None, "hidden layer widths, e.g. 64,64,64"),
     "advantage_batches": (positive_int, "SGD steps each time a value network is trained"),
     "advantage_batch_size": (positive_int, "value-network mini-batch size"),

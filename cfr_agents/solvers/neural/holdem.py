@@ -18,7 +18,9 @@ runs on a compiled tree) runs, for each player :math:`p` in turn, a chunk of dea
    Deep CFR, :math:`(I, t, \sigma^t(I))` into :math:`\mathcal M_\Pi`; chance is the deal itself. A sample's
    infoset is kept as a key, the node and the cards its player sees, packed into one ``int64``
    (:meth:`HoldemNeuralSolver.keys`). The networks run only where the traversals go, a few dozen nodes a
-   deal, not at every node of a betting tree of thousands;
+   deal, not at every node of a betting tree of thousands. With ``traversal="public-chance"`` a traversal draws the
+   board alone and takes every hand's exact regrets given it instead (:mod:`~cfr_agents.solvers.neural.public_chance`,
+   :meth:`HoldemNeuralSolver.public_chance`);
 4. :math:`\theta_p` is trained on mini-batches of :math:`\mathcal M_{V,p}`, each sample's tensor rebuilt from
    its key, to minimise :math:`\sum_i t_i \sum_a (V(I_i, a \mid \theta_p) - \tilde r_i(a) / s)^2 / \sum_i t_i`, the
    regrets in units of ``value_scale`` :math:`s`.
@@ -50,6 +52,7 @@ from adapters.holdem.tensors import HoldemTensors, holdem_tensors
 from adapters.inputs import InputError, UnsupportedGameError
 from adapters.openspiel import PREFIX, OpenSpielGame
 from cfr_agents.abstraction.strength_input import strength_input
+from cfr_agents.solvers.neural.public_chance import BoardWalk, board_regrets
 from cfr_agents.solvers.neural.sd_cfr import kept_weights
 from cfr_agents.solvers.neural.solver import TRAVERSAL_CHUNK, NeuralSettings, check_network_size, weighted_step
 from cfr_agents.solvers.neural.solver import Memory as _Memory
@@ -156,6 +159,9 @@ class HoldemNeuralSolver:
         betting, rules = engine.betting, engine.rules
         self._nodes = betting.num_nodes
         self._values = terminal_values(engine)
+        self.walk = BoardWalk(engine, self._values)
+        """The betting tree and private hands a public-chance traversal walks
+        (:mod:`~cfr_agents.solvers.neural.public_chance`)."""
         self._player = betting.player.astype(np.int64)
         self._templates = self.tensors.betting_templates(betting)
         self._templates_torch = torch.from_numpy(self._templates)
@@ -206,12 +212,14 @@ class HoldemNeuralSolver:
 
     def run(self, iterations: int) -> None:
         """``iterations`` iterations: both players' traversals and value-network training."""
+        public = self.settings.traversal == "public-chance"
         for _ in range(iterations):
             self.iteration += 1
             t = self.iteration
             for player in range(2):
                 for first in range(0, self.settings.traversals, self.chunk):
-                    samples = self.traverse(player, min(self.chunk, self.settings.traversals - first))
+                    count = min(self.chunk, self.settings.traversals - first)
+                    samples = self.public_chance(player, count) if public else self.traverse(player, count)
                     regrets = samples.regrets / self.settings.value_scale  # r~ / s
                     self.advantage_memories[player].store(samples.own_keys, regrets, t, self._stream)
                     if self.algorithm == "deep-cfr":
@@ -286,6 +294,38 @@ class HoldemNeuralSolver:
         own_rows = all_deal[own] * self._nodes + all_node[own]
         seen_rows = all_deal[seen] * self._nodes + all_node[seen]
         return Samples(self.keys(cards, own_rows), regrets, self.keys(cards, seen_rows), sigma[seen])
+
+    def public_chance(self, player: int, count: int) -> Samples:
+        r"""``count`` public-chance traversals for ``player`` under :math:`\sigma^t`
+        (:mod:`~cfr_agents.solvers.neural.public_chance`), one fresh board each: the networks run once per player on
+        every decision node for every hand the board leaves, and each candidate sample is kept with its probability
+        :math:`w` (the opponent's, for Deep CFR's strategy memory: its own reach)."""
+        parts: list[Samples] = []
+        walk, deck = self.walk, self.tensors.rules.deck_size
+        for _ in range(count):
+            board = np.argsort(self._rng.random(deck))[: self._dealt - 2 * self._hole].astype(np.int64)
+            hands = walk.hands[walk.valid(board)]
+            cards = np.concatenate([hands, hands, np.broadcast_to(board, (hands.shape[0], board.size))], axis=1)
+            sigma = np.zeros((self._nodes, hands.shape[0], 3))
+            for mover in range(2):  # sigma^t(I_{d,h}) at every decision d of mover, every hand h
+                nodes = self._decisions[mover]
+                rows = (np.arange(hands.shape[0])[None, :] * self._nodes + nodes[:, None]).ravel()
+                sigma[nodes] = self._sigma(mover, rows, cards).reshape(nodes.size, hands.shape[0], 3)
+            found = board_regrets(walk, board, player, sigma)
+            kept = self._rng.random(found.keep.size) < found.keep  # kept with probability w(d, h)
+            seen = np.zeros(found.other_keep.size, dtype=bool)
+            if self.algorithm == "deep-cfr":
+                seen = self._rng.random(found.other_keep.size) < found.other_keep  # pi_{-p}(d, h')
+            parts.append(
+                Samples(
+                    self.keys(cards, found.own_hands[kept] * self._nodes + found.own_nodes[kept]),
+                    found.targets[kept],
+                    self.keys(cards, found.other_hands[seen] * self._nodes + found.other_nodes[seen]),
+                    sigma[found.other_nodes[seen], found.other_hands[seen]],
+                )
+            )
+            self.nodes_touched += self._nodes * hands.shape[0]
+        return Samples(*(np.concatenate(column) for column in zip(*parts, strict=True)))
 
     def _sigma(self, player: int, rows: IntArray, cards: IntArray) -> FloatArray:
         r""":math:`\sigma^t` of ``player`` at rows :math:`kN + d` (decision nodes of ``player`` under ``cards[k]``):
@@ -479,7 +519,7 @@ class HoldemNeuralSolver:
     def parameters(self) -> Mapping[str, object]:
         return {
             **self.settings.parameters(),
-            "sampling": "external",
+            "sampling": self.settings.traversal,
             "engine": "holdem",
             "nodes_touched": self.nodes_touched,
         }

@@ -48,6 +48,9 @@ ADVANTAGE_INIT = ("scratch", "last")
 INPUTS = ("cards", "strength")
 """What the networks read: the information-state tensor alone, or on the hold'em engine the hand's strength too
 (:mod:`cfr_agents.abstraction.strength_input`)."""
+TRAVERSALS = ("external", "public-chance")
+"""How a traversal samples: the whole deal and the opponent's actions (external sampling), or on the hold'em engine
+the board alone, every private hand at once (:mod:`cfr_agents.solvers.neural.public_chance`)."""
 TRAVERSAL_CHUNK = 4096
 """Traversals per call of the compiled kernel: their samples' buffers are sized for this many."""
 LEARNING_RATE = Interval(0.0, 1.0, open_low=True)
@@ -74,7 +77,7 @@ class NeuralSettings:
     each iteration, as Brown et al. 2019 do)."""
 
     traversals: int = 1500
-    """External-sampling traversals per player per iteration (K)."""
+    """Traversals per player per iteration (K): deals, or boards with ``traversal="public-chance"``."""
     hidden: tuple[int, ...] = (64, 64, 64)
     """Hidden layer widths of every network."""
     advantage_batches: int = 750
@@ -109,6 +112,9 @@ class NeuralSettings:
     """SD-CFR's model file: the value networks of at most this many iterations per player, splitting the linear
     weight into equal blocks, the last among them (0: every iteration's). Training is unchanged; the model
     plays, and is scored as, the mixture over the kept iterations (:mod:`cfr_agents.neural_policy`)."""
+    traversal: str = "external"
+    """One of :data:`TRAVERSALS`: ``public-chance`` draws one board per traversal and takes every hand's exact
+    counterfactual regrets given it (hold'em games on the engine only)."""
     inputs: str = "cards"
     r"""One of :data:`INPUTS`: ``strength`` adds the hand's :math:`\mathrm{E}[\mathrm{HS}]` on the board dealt so far
     to the tensor (hold'em games on the engine only)."""
@@ -144,10 +150,13 @@ class NeuralSettings:
                 choices=", ".join(ADVANTAGE_INIT),
                 got=self.advantage_init,
             )
-        if self.inputs not in INPUTS:
-            raise ParameterError(
-                "{inputs} must be one of {choices}, got {got!r}", choices=", ".join(INPUTS), got=self.inputs
-            )
+        for name, allowed_values in (("inputs", INPUTS), ("traversal", TRAVERSALS)):
+            if getattr(self, name) not in allowed_values:
+                raise ParameterError(
+                    f"{{{name}}} must be one of {{choices}}, got {{got!r}}",
+                    choices=", ".join(allowed_values),
+                    got=getattr(self, name),
+                )
         for name, allowed in (
             ("learning_rate", LEARNING_RATE),
             ("learning_rate_decay", LEARNING_RATE_DECAY),
@@ -354,6 +363,12 @@ class NeuralSolver(ABC):
             raise ParameterError(
                 "{inputs} {got} reads a hold'em hand's strength on the hold'em engine, not {game}'s compiled tree",
                 got=settings.inputs,
+                game=tree.game_id,
+            )
+        if settings.traversal != "external":
+            raise ParameterError(
+                "{traversal} {got} draws hold'em boards on the hold'em engine, not {game}'s compiled tree",
+                got=settings.traversal,
                 game=tree.game_id,
             )
         torch = networks.torch_module()
