@@ -31,6 +31,7 @@ NOT_PATHS = {
     ("train", "hidden"),
     ("train", "advantage_init"),
     ("train", "inputs"),
+    ("train", "traversal"),
     ("train", "ray"),
     ("exploitability", "game"),
     ("opponents", "game"),
