@@ -113,7 +113,7 @@ def test_the_solver_keeps_each_candidate_with_its_probability() -> None:
         assert np.all(gap <= 4.5 * error[row, :n] + 1e-9), (compiled.infoset_keys[row], mean[row], exact[row])
 
 
-@pytest.mark.parametrize("algorithm", ["sd-cfr", "deep-cfr"])
+@pytest.mark.parametrize("algorithm", ["sd-cfr", pytest.param("deep-cfr", marks=pytest.mark.slow)])
 def test_a_model_trained_on_public_chance_targets_learns(algorithm: str) -> None:
     """A few iterations take the model's exact NashConv well below the uniform strategy's: SD-CFR's value networks,
     and Deep CFR's average network trained on the opponent's decisions kept with their own reach."""
