@@ -143,7 +143,8 @@ def board_regrets(walk: BoardWalk, board: IntArray, player: int, sigma: FloatArr
     targets = regrets / np.where(reached, mass, 1.0)[..., None]  # r / m
     keep = mass / compatible[None, :]  # w = m / n(h)
     rows, columns = np.nonzero(reached)
-    other_rows, other_columns = np.nonzero(reach[other] > 0.0)
+    other_reach = reach[other]
+    other_rows, other_columns = np.nonzero(other_reach > 0.0)
     return BoardRegrets(
         own[rows],
         columns.astype(np.int64),
@@ -151,5 +152,5 @@ def board_regrets(walk: BoardWalk, board: IntArray, player: int, sigma: FloatArr
         keep[rows, columns],
         other[other_rows],
         other_columns.astype(np.int64),
-        reach[other][other_rows, other_columns],
+        other_reach[other_rows, other_columns],
     )
