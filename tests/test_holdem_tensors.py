@@ -58,7 +58,7 @@ def sampled(game: pyspiel.Game, episodes: int, seed: int) -> Iterator[Seen]:
 
 @pytest.mark.parametrize("name", GAMES)
 def test_each_sampled_state_s_tensor_is_openspiel_s(name: str) -> None:
-    """Thousands of information states: the node's template with the hand's cards, and the same built from the
+    """Over 1,500 information states: the node's template with the hand's cards, and the same built from the
     betting tree's per-node templates plus the board, equal OpenSpiel's tensor exactly."""
     game, tensors, betting = loaded(name)
     node_of = {sequence: node for node, sequence in enumerate(betting.sequence)}
@@ -66,7 +66,7 @@ def test_each_sampled_state_s_tensor_is_openspiel_s(name: str) -> None:
     hands = private_hands(tensors.rules.num_ranks, tensors.rules.num_suits, tensors.rules.num_hole_cards)
     row_of = hand_index_table(hands, tensors.num_cards)
     count = 0
-    for seen in sampled(game, 1000, seed=1):
+    for seen in sampled(game, 500, seed=1):
         assert seen.tensor.shape == (tensors.size,)
         node_rows = tensors.of_node(seen.player, seen.sequence, seen.board, hands)
         np.testing.assert_array_equal(node_rows[row_of[tuple(sorted(seen.hole))]], seen.tensor)
@@ -74,7 +74,7 @@ def test_each_sampled_state_s_tensor_is_openspiel_s(name: str) -> None:
             from_tree = templates[node_of[seen.sequence]] + tensors.board_part(seen.board)
             np.testing.assert_array_equal(tensors.of_hands(from_tree, np.array([sorted(seen.hole)]))[0], seen.tensor)
             count += 1
-    assert count >= 2000, count
+    assert count >= 1500, count
 
 
 @pytest.mark.parametrize("name", GAMES)

@@ -157,12 +157,27 @@ def test_an_advantage_network_fitted_to_exact_regrets_reproduces_regret_matching
 
 
 FAST = NeuralSettings(
-    traversals=200, advantage_batches=100, advantage_batch_size=256, average_batches=400, average_batch_size=256
+    traversals=400,
+    advantage_batches=30,
+    advantage_batch_size=256,
+    advantage_init="last",
+    average_batches=400,
+    average_batch_size=256,
 )
-"""Kuhn settings for the default suite (seconds, not minutes)."""
+"""Kuhn settings for the default suite (seconds, not minutes): warm-started value networks, as ``fast`` trains them,
+need a third of the steps of networks trained from scratch. After 30 iterations, seeds 0-3 reached NashConv
+0.045-0.100 (SD-CFR) and 0.052-0.120 (Deep CFR), under the thresholds below."""
 
 
-TINY = replace(FAST, traversals=20, advantage_batches=3, advantage_batch_size=32, average_batches=3, hidden=(8,))
+TINY = replace(
+    FAST,
+    traversals=20,
+    advantage_batches=3,
+    advantage_batch_size=32,
+    advantage_init="scratch",
+    average_batches=3,
+    hidden=(8,),
+)
 """Settings of a few milliseconds an iteration on Kuhn."""
 
 

@@ -163,6 +163,7 @@ def test_rounds_of_batches_on_worker_processes_take_three_players() -> None:
     assert exploitability_of_strategy(tree, tables[0]).nash_conv < uniform / 2
 
 
+@pytest.mark.slow  # Ray's start-up: the sweep and scale-out tests run Ray in the default suite
 def test_rounds_of_batches_on_ray_take_three_players(local_ray: None) -> None:
     """A Ray runtime's workers give one local process's tables, bit for bit."""
     pool = LocalPool(1)
