@@ -71,12 +71,12 @@ class PettingZooState(State):
     ``_env`` is never changed once a state holds it: every transition steps a copy; ``_raw`` is its
     ``env.unwrapped``, the environment inside the wrappers, whose attributes the wrappers hand out. While the engine
     is about to deal public cards, ``_pending`` holds the action whose step deals them, how many it deals and the
-    cards chosen so far.
+    cards chosen so far. ``_legal`` keeps the legal actions once asked (the env's observation builds them).
     ``_returns`` sums each agent's rewards over the steps so far. ``_history`` is every id applied since the initial
     state, chance outcomes included: a state pickles as its game and that history, and unpickles by replaying it.
     """
 
-    __slots__ = ("_deal", "_env", "_game", "_history", "_pending", "_raw", "_returns")
+    __slots__ = ("_deal", "_env", "_game", "_history", "_legal", "_pending", "_raw", "_returns")
 
     def __init__(
         self,
@@ -94,6 +94,7 @@ class PettingZooState(State):
         self._pending = pending
         self._returns = returns
         self._history = history
+        self._legal: tuple[int, ...] | None = None
 
     def __reduce__(
         self,
@@ -117,8 +118,10 @@ class PettingZooState(State):
         return rlcard.public_outcomes(self._raw.env.game, chosen)
 
     def _actions(self) -> tuple[int, ...]:
-        observation = self._env.observe(self._raw.agent_selection)
-        return tuple(int(action) for action in np.flatnonzero(observation["action_mask"]))
+        if self._legal is None:
+            observation = self._env.observe(self._raw.agent_selection)
+            self._legal = tuple(int(action) for action in np.flatnonzero(observation["action_mask"]))
+        return self._legal
 
     def _apply(self, action: int) -> PettingZooState:
         game = self._game

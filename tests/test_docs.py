@@ -91,6 +91,9 @@ QUICK = {
         "200",
         "--workers",
         "2",
+        "--systems",
+        "MCCFR",
+        "DCFR",
         "--opponent",
         "random",
         "--opponent",
@@ -99,8 +102,9 @@ QUICK = {
     "rlcard_tournament.py": ["--hands", "200"],
     "pettingzoo_leduc.py": ["--games", "100"],
 }
-"""Arguments that make a long run short (the Stanford experiment's defaults are its ten-minute setup; the other two
-play 10,000 hands a seat and 2,000 games by default)."""
+"""Arguments that make a long run short (the Stanford experiment's defaults are its ten-minute setup, here with one
+sampled system and the full-tree one on two workers; the other two play 10,000 hands a seat and 2,000 games by
+default)."""
 
 
 @pytest.mark.parametrize("script", EXAMPLES)

@@ -27,8 +27,8 @@ SOLVERS: dict[str, Callable[..., cfr._CFRSolver]] = {
 
 
 def checkpoints(name: str) -> tuple[int, ...]:
-    """Iterations at which the average policies are compared: up to 100 on Kuhn; on Leduc, up to 20 (OpenSpiel's
-    Python solvers take about 0.1 s an iteration there, and the discounted solvers part beyond about 50).
+    """Iterations at which the average policies are compared: up to 100 on Kuhn; on Leduc, up to 10 (OpenSpiel's
+    Python solvers take a few tenths of a second an iteration there, and the discounted solvers part beyond about 50).
 
     Linear and Discounted CFR amplify rounding-level differences on Leduc: perturbing our own
     regrets by a relative 1e-15 after 10 iterations moves the average policy by ~1e-7 at
@@ -37,7 +37,7 @@ def checkpoints(name: str) -> tuple[int, ...]:
     """
     if name != "leduc_poker":
         return (1, 2, 10, 100)
-    return (1, 2, 10, 20)
+    return (1, 2, 5, 10)
 
 
 @pytest.mark.parametrize("algorithm", sorted(SOLVERS))
