@@ -5,24 +5,27 @@ each public node, then the engine's best responses.
     python -m benchmarks.holdem_neural --boards every --out benchmarks/results/holdem_neural_every
     python -m benchmarks.holdem_neural --model sdcfr.json --out benchmarks/results/fhp_sd_cfr_scoring
     python -m benchmarks.holdem_neural --model sdcfr.json --kept 16 --out sdcfr_16
+    python -m benchmarks.holdem_neural --model sdcfr.json --average-exponent 0 --out sdcfr_uniform
 
 Without ``--model`` the model is a network of the Deep CFR paper's (64, 64, 64) shape, freshly initialised from a
 seeded generator, read as Deep CFR's average network (softmax): the times are what any trained network of that
 shape costs. ``--model`` scores a model ``train`` wrote (Deep CFR's average network, or SD-CFR's mixture of its
 kept networks) and records its training beside the scoring; ``--kept K`` scores an SD-CFR model thinned to K of its
-kept networks, as if it had been trained with ``--kept-networks K``. ``canonical``: the network reads each
-canonical board and each hand's smallest suit-equivalent hand, so its strategy is suit-canonical and the 1,755
-canonical flops score it. ``every``: the network reads every board as it is; the strategy (4.1e9 entries) is
-made and scored a chunk of segments at a time, once per seat's best response (NashConv is their sum: the game is
-zero-sum).
+kept networks, as if it had been trained with ``--kept-networks K``. ``--average-exponent g`` scores an SD-CFR
+model's mixture with iteration :math:`s` weighted :math:`s^g` in place of linear CFR's :math:`s` (each kept network
+standing for its block of iterations, :func:`exponent_weights`): 0 the plain average, 2 DCFR's.
+``canonical``: the network reads each canonical board and each hand's smallest suit-equivalent hand, so its
+strategy is suit-canonical and the 1,755 canonical flops score it. ``every``: the network reads every board as
+it is; the strategy (4.1e9 entries) is made and scored a chunk of segments at a time, once per seat's best
+response (NashConv is their sum: the game is zero-sum).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import resource
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pyspiel
@@ -30,6 +33,7 @@ import pyspiel
 from adapters.games import canonical_game_id
 from adapters.holdem.tensors import holdem_tensors
 from adapters.openspiel import PREFIX
+from benchmarks.report import OneLineParser
 from cfr_agents.files import write_atomic
 from cfr_agents.neural_policy import NeuralPolicy
 from cfr_agents.public_tree.engine import Engine, chunked
@@ -42,8 +46,15 @@ from eval.opponents import load_opponent
 HIDDEN = (64, 64, 64)
 
 
+def exponent_weights(kept_iterations: tuple[int, ...], exponent: int) -> list[int]:
+    r"""The weight of each kept :math:`\sigma^{t_j+1}` when iteration :math:`s` weighs :math:`s^g`:
+    :math:`\sum_{t_{j-1}+1 < s \le t_j+1} s^g` over the block it stands for (:math:`g = 1`: the model's own)."""
+    blocks = zip((0, *kept_iterations), kept_iterations, strict=False)
+    return [sum(s**exponent for s in range(previous + 2, t + 2)) for previous, t in blocks]  # sum of s^g
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="benchmarks/holdem_neural.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--game", default="fhp")
     parser.add_argument("--boards", choices=("canonical", "every"), default="canonical")
     parser.add_argument("--seed", type=int, default=0)
@@ -51,10 +62,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--kept", type=int, default=0, help="an SD-CFR model thinned to this many of its kept networks (0: all)"
     )
+    parser.add_argument(
+        "--average-exponent",
+        type=int,
+        choices=range(6),
+        default=1,
+        metavar="G",
+        help="an SD-CFR model's mixture with iteration s weighted s^G, 0 to 5 (default 1: linear CFR's, the model's)",
+    )
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/holdem_neural"))
     args = parser.parse_args(argv)
     game_string = canonical_game_id(args.game).removeprefix(PREFIX)
     trained: dict[str, object] = {}
+    if args.model is None and (args.kept or args.average_exponent != 1):
+        parser.error("--kept and --average-exponent read a model: give --model")
     if args.model is None:
         torch = networks.torch_module()
         size = holdem_tensors(pyspiel.load_game(game_string)).size
@@ -65,9 +86,16 @@ def main(argv: list[str] | None = None) -> None:
         assert isinstance(loaded.agent.raw, NeuralPolicy), f"{args.model} is not a neural model"
         raw = loaded.agent.raw.thinned(args.kept) if args.kept else loaded.agent.raw
         model, hidden = network_strategy(raw), list(raw.hidden)
+        if args.average_exponent != 1:
+            if raw.algorithm != "sd-cfr":
+                parser.error(f"--average-exponent weighs an SD-CFR model's iterations, not a {raw.algorithm} model's")
+            weights = exponent_weights(raw.kept_iterations, args.average_exponent)
+            uniform, *kept = model.terms  # sigma^1, weight 1 = 1^g
+            model = replace(model, terms=(uniform, *((w, nets) for w, (_, nets) in zip(weights, kept, strict=True))))
         sidecar = json.loads(Path(args.model).read_text())
         trained = {name: sidecar.get(name) for name in ("kind", "iterations", "training_seconds", "hyperparameters")}
         trained["terms"] = len(model.terms)
+        trained["average_exponent"] = args.average_exponent
         trained["kept_iterations"] = list(raw.kept_iterations) if raw.algorithm == "sd-cfr" else None
     started = time.perf_counter()
     tree = build_public_tree(game_string, canonical=args.boards == "canonical")

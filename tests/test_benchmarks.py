@@ -122,3 +122,30 @@ def test_lbr_last_round_modes_differ_from_the_played_one_by_noise_only(
     assert exit_.value.code == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "would overwrite the agent's file" in error
+
+
+def test_average_exponent_one_is_the_models_own_weighting() -> None:
+    """``holdem_neural --average-exponent 1`` weighs each kept network as the model does, 0 by its block's length,
+    2 by its block's sum of squares; without ``--model`` it is refused in one line."""
+    from types import SimpleNamespace
+
+    from benchmarks import holdem_neural
+    from cfr_agents.neural_policy import NeuralPolicy
+    from cfr_agents.solvers.neural.sd_cfr import kept_iterations
+
+    kept = tuple(kept_iterations(100, 10))
+    own = NeuralPolicy.__dict__["iteration_weights"].func(SimpleNamespace(kept_iterations=kept))
+    assert holdem_neural.exponent_weights(kept, 1) == [weight for _, weight in own]
+    assert sum(holdem_neural.exponent_weights(kept, 0)) == kept[-1]  # sigma^2 .. sigma^{t_K+1}, once each
+    assert sum(holdem_neural.exponent_weights(kept, 2)) == sum(s * s for s in range(2, kept[-1] + 2))
+    assert len(set(holdem_neural.exponent_weights(kept, 0))) > 1
+
+
+def test_average_exponent_without_a_model_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks import holdem_neural
+
+    with pytest.raises(SystemExit) as exit_:
+        holdem_neural.main(["--average-exponent", "0"])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "give --model" in error
