@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import json
 import os
 import re
 import runpy
@@ -196,6 +197,26 @@ def test_every_test_the_pages_cite_exists() -> None:
         if not (ROOT / path).is_file() or (name and f"def {name}(" not in (ROOT / path).read_text())
     ]
     assert not missing, missing
+
+
+RESULT_ROW = re.compile(r"^\|.*\| ([\d,]+) \| (\d+) \| (\d+) \| `(\w+\.json)` \|$", re.MULTILINE)
+"""A row of a results table: ... | iterations | minutes | NashConv in mbb/g | `file` |."""
+
+
+def test_the_sd_cfr_table_reads_its_results_files() -> None:
+    """Each row of Flop Hold'em's table of SD-CFR runs gives what its results file holds: iterations, minutes of
+    solving and NashConv in mbb/g (100 chips a big blind), rounded; every ``fhp_sd_cfr`` run file has a row."""
+    rows = RESULT_ROW.findall((DOCS / "flop_holdem.md").read_text())
+    results = ROOT / "benchmarks" / "results"
+    assert {name for *_, name in rows} == {
+        path.name for path in results.glob("fhp_sd_cfr*.json") if path.name != "fhp_sd_cfr_scoring.json"
+    }
+    for iterations, minutes, nash_conv, name in rows:
+        data = json.loads((results / name).read_text())
+        report = data.get("report", data)
+        assert int(iterations.replace(",", "")) == report["iterations"], name
+        assert int(minutes) == round(report["solve_seconds"] / 60), name
+        assert int(nash_conv) == round(report["nash_conv"] * 10), name  # chips / 100 * 1000
 
 
 def test_every_module_is_in_the_api_reference() -> None:
