@@ -126,7 +126,7 @@ def test_lbr_last_round_modes_differ_from_the_played_one_by_noise_only(
 
 def test_average_exponent_one_is_the_models_own_weighting() -> None:
     """``holdem_neural --average-exponent 1`` weighs each kept network as the model does, 0 by its block's length,
-    2 by its block's sum of squares; without ``--model`` it is refused in one line."""
+    2 by its block's sum of squares."""
     from types import SimpleNamespace
 
     from benchmarks import holdem_neural
