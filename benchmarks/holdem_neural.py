@@ -32,6 +32,7 @@ import pyspiel
 
 from adapters.games import canonical_game_id
 from adapters.holdem.tensors import holdem_tensors
+from adapters.inputs import InputError
 from adapters.openspiel import PREFIX
 from benchmarks.report import OneLineParser
 from cfr_agents.files import write_atomic
@@ -76,14 +77,21 @@ def main(argv: list[str] | None = None) -> None:
     trained: dict[str, object] = {}
     if args.model is None and (args.kept or args.average_exponent != 1):
         parser.error("--kept and --average-exponent read a model: give --model")
+    if args.model is not None:
+        model_files = (Path(args.model), Path(args.model).with_suffix(".safetensors"))
+        parser.refuse_overwriting(args.out, (args.out.with_suffix(".json"),), model_files, f"the model {args.model}")
     if args.model is None:
         torch = networks.torch_module()
         size = holdem_tensors(pyspiel.load_game(game_string)).size
         network = networks.mlp(size, HIDDEN, 3, torch.Generator().manual_seed(args.seed))
         model, hidden = torch_strategy(args.game, "softmax", network), list(HIDDEN)
     else:
-        loaded = load_opponent(args.model, args.game)
-        assert isinstance(loaded.agent.raw, NeuralPolicy), f"{args.model} is not a neural model"
+        try:
+            loaded = load_opponent(args.model, args.game)
+        except (InputError, OSError) as error:
+            parser.error(str(error))
+        if not isinstance(loaded.agent.raw, NeuralPolicy):
+            parser.error(f"{args.model} is not a neural model")
         raw = loaded.agent.raw.thinned(args.kept) if args.kept else loaded.agent.raw
         model, hidden = network_strategy(raw), list(raw.hidden)
         if args.average_exponent != 1:

@@ -38,9 +38,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.pairs < 2:
         parser.error("--pairs must be at least 2")
     outputs = (args.out.with_suffix(".json"), args.out.with_suffix(".md"))
-    agent_files = {Path(args.agent).resolve(), Path(args.agent).with_suffix(".json").resolve()}
-    if any(path.resolve() in agent_files for path in outputs):
-        parser.error(f"--out {args.out} would overwrite the agent's file {args.agent}")
+    agent_files = (Path(args.agent), Path(args.agent).with_suffix(".json"))
+    parser.refuse_overwriting(args.out, outputs, agent_files, f"the agent's file {args.agent}")
     try:
         engine, agent, tables = prepared(args.agent, args.game)
     except (InputError, OSError) as error:

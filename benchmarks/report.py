@@ -44,6 +44,12 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
 
+    def refuse_overwriting(self, out: Path, outputs: Sequence[Path], inputs: Sequence[Path], what: str) -> None:
+        """End the run in one line if one of the files ``--out`` names (``outputs``) is one of ``inputs``."""
+        read = {path.resolve() for path in inputs}
+        if any(path.resolve() in read for path in outputs):
+            self.error(f"--out {out} would overwrite {what}")
+
 
 @dataclass(frozen=True)
 class Table:

@@ -149,3 +149,24 @@ def test_average_exponent_without_a_model_is_one_line_and_exit_2(capsys: pytest.
     assert exit_.value.code == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "give --model" in error
+
+
+def test_holdem_neural_refuses_to_write_over_its_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--out`` naming the model's own sidecar, and a model file that is not there, are refused in one line, with
+    nothing written."""
+    from benchmarks import holdem_neural
+
+    model = tmp_path / "m.json"
+    model.write_text("{}")
+    with pytest.raises(SystemExit) as exit_:
+        holdem_neural.main(["--model", str(model), "--out", str(tmp_path / "m")])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "would overwrite the model" in error
+    assert model.read_text() == "{}"
+    with pytest.raises(SystemExit) as exit_:
+        holdem_neural.main(["--model", str(tmp_path / "absent.json"), "--out", str(tmp_path / "o")])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "does not exist" in error
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["m.json"]
