@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks.report import Table, progress, write_table_report
+from benchmarks.report import OneLineParser, Table, one_line_errors, progress, write_table_report
 from eval.match import Agents, MatchSpec, play_scored
 
 OPPONENTS = {
@@ -154,8 +154,9 @@ NOTE = (
 )
 
 
+@one_line_errors
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hands", type=int, default=20_000)
     parser.add_argument("--iterations", type=int, default=1000, help="CFR+ iterations of our policy")
     parser.add_argument("--holdem-agent", help="measure on rlcard:limit-holdem with this agent instead of on Leduc")

@@ -14,7 +14,6 @@ process runs everything in sequence, so the figures are comparable within a run.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections.abc import Sequence
@@ -27,7 +26,7 @@ import adapters
 import cfr_agents
 from benchmarks.kernel import LEDUC13
 from benchmarks.measure import nash_conv
-from benchmarks.report import Table, load_average, machine_facts, now, progress, verdict
+from benchmarks.report import OneLineParser, Table, load_average, machine_facts, now, one_line_errors, progress, verdict
 from cfr_agents.files import write_atomic
 from cfr_agents.solvers import ALGORITHMS, FullTreeSolver
 from cfr_agents.training import log_spaced
@@ -147,8 +146,9 @@ def game_table(name: str, tree: cfr_agents.CompiledTree, runs: Sequence[Run]) ->
     return Table(title, headers, rows, tuple(notes))
 
 
+@one_line_errors
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", default=",".join(GAMES), help=f"comma-separated, of {', '.join(GAMES)}")
     parser.add_argument("--algos", default=",".join(ALGORITHMS), help="comma-separated update rules")
     parser.add_argument("--budget-scale", type=float, default=1.0, help="multiply every game's budget")

@@ -40,7 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the repository root
 
 from benchmarks.kernel import LEDUC13
-from benchmarks.report import Table, load_average, machine_facts, now, progress
+from benchmarks.report import OneLineParser, Table, load_average, machine_facts, now, one_line_errors, progress
 from cfr_agents.files import write_atomic
 
 UNIVERSAL = (
@@ -227,8 +227,9 @@ def table(rows: dict[str, dict[str, Any]], budget: float) -> Table:
     return Table("Cost against game size", headers, tuple(lines), (answer, *when))
 
 
+@one_line_errors
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", default=",".join(GAMES), help=f"comma-separated, of {', '.join(GAMES)}")
     parser.add_argument("--budget", type=float, default=60.0, help="solve seconds per rule toward 1e-5")
     parser.add_argument("--rounds", type=int, default=5)

@@ -19,7 +19,6 @@ model of ``train --game holdem-12 --engine public-tree --algo sd-cfr --preset fa
 
 from __future__ import annotations
 
-import argparse
 import json
 import resource
 import time
@@ -29,6 +28,8 @@ from typing import Any
 import numpy as np
 
 from adapters.games import canonical_game_id
+from adapters.inputs import InputError
+from benchmarks.report import OneLineParser, at_least, one_line_errors
 from cfr_agents.files import write_atomic
 from cfr_agents.public_tree.endgame import EndgameSolver
 from cfr_agents.public_tree.engine import Engine, FloatArray, own_placement, profile
@@ -37,6 +38,7 @@ from cfr_agents.public_tree.safe_endgame import safe_resolve
 from cfr_agents.public_tree.solver import PublicTreeSolver
 from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.solvers import ALGORITHMS
+from eval.agents import Agent
 from eval.holdem import Placed, batched, exact_head_to_head, game_tree, strategy_array
 from eval.lbr import local_best_response
 from eval.opponents import load_opponent
@@ -45,15 +47,22 @@ KINDS = {"blueprint": "blueprint", "resolved": "unsafe re-solving", "safe": "saf
 """The agents of each row, as the JSON's keys name them."""
 
 
+@one_line_errors
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--game", default="holdem-12")
     parser.add_argument("--blueprint", default="dcfr:3", help="blueprints, comma-separated")
-    parser.add_argument("--iterations", type=int, default=200)
+    parser.add_argument("--iterations", type=at_least(1), default=200)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/endgame"))
     args = parser.parse_args(argv)
+    names = [name.strip() for name in args.blueprint.split(",")]
+    for name in names:
+        count = name.removeprefix("dcfr:")
+        if name.startswith("dcfr:") and not (count.isdigit() and int(count) > 0):
+            parser.error(f"--blueprint {name}: dcfr:N takes a number of iterations N, at least 1")
+    agents = {name: load_opponent(name, args.game).agent for name in names if not name.startswith("dcfr:")}
     tree = game_tree(args.game)
-    rows = [measure(tree, args.game, name, args.iterations) for name in args.blueprint.split(",")]
+    rows = [measure(tree, args.game, name, agents.get(name), args.iterations) for name in names]
     lines = [
         f"# Endgame solving on {args.game}: every endgame by {args.iterations} DCFR iterations",
         "",
@@ -83,11 +92,12 @@ def main(argv: list[str] | None = None) -> None:
     write_atomic(args.out.with_suffix(".md"), "\n".join(lines) + "\n")
 
 
-def measure(tree: PublicTree, game: str, name: str, iterations: int) -> dict[str, Any]:
-    """One blueprint's figures, in mbb/g. Each re-solved strategy is scored as soon as it is made and dropped, so
-    the blueprint, one re-solved strategy and one solver's arrays are held at once."""
+def measure(tree: PublicTree, game: str, name: str, agent: Agent | None, iterations: int) -> dict[str, Any]:
+    """One blueprint's figures, in mbb/g: ``agent``'s, or ``dcfr:N``'s where it is ``None``. Each re-solved strategy
+    is scored as soon as it is made and dropped, so the blueprint, one re-solved strategy and one solver's arrays
+    are held at once."""
     started = time.perf_counter()
-    blueprint = make_blueprint(tree, game, name)
+    blueprint = make_blueprint(tree, game, name, agent)
     made = time.perf_counter() - started
     mbb, own = 1000 / tree.rules.big_blind, own_placement(tree)
     scores, duels, seconds = {"blueprint": score(tree, blueprint)}, {}, {}
@@ -123,15 +133,16 @@ def resolve(tree: PublicTree, blueprint: FloatArray, iterations: int, *, safe: b
     return solver.average_strategy()
 
 
-def make_blueprint(tree: PublicTree, game: str, name: str) -> FloatArray:
-    """``dcfr:N``'s average strategy, or an agent file's strategy laid out over ``tree``'s own segments."""
-    if name.startswith("dcfr:"):
+def make_blueprint(tree: PublicTree, game: str, name: str, agent: Agent | None) -> FloatArray:
+    """``dcfr:N``'s average strategy (``agent`` ``None``), or the agent ``name``'s strategy laid out over
+    ``tree``'s own segments."""
+    if agent is None:
         solver = PublicTreeSolver(tree, ALGORITHMS["dcfr"], "dcfr")
         solver.run(int(name.removeprefix("dcfr:")))
         return solver.average_strategy()
-    placed = strategy_array(tree, batched(load_opponent(name, game).agent, name, game))
+    placed = strategy_array(tree, batched(agent, name, game))
     if not np.array_equal(placed.placement.offset, tree.segments.offset) or placed.placement.permutation.any():
-        raise SystemExit(f"{name} is not laid out over the public tree with suit-canonical boards")
+        raise InputError(f"{name} is not laid out over the public tree with suit-canonical boards")
     return placed.strategy
 
 

@@ -24,7 +24,6 @@ is then what re-solving does there, without the luck of the agent's cards or act
 
 from __future__ import annotations
 
-import argparse
 import json
 import resource
 import time
@@ -38,7 +37,7 @@ from adapters.games import canonical_game_id
 from adapters.holdem.betting import DEAL, DECISION
 from adapters.holdem.cards import hand_index_table, private_hands
 from adapters.holdem.engine import HoldemEngine, holdem_engine
-from benchmarks.report import interval, mbb_summary
+from benchmarks.report import OneLineParser, at_least, interval, mbb_summary, one_line_errors
 from cfr_agents.files import write_atomic
 from eval.agents import AbstractStrategyAgent
 from eval.lbr_sampled import LAST_ROUND, ShowdownTables, pair_values
@@ -54,13 +53,14 @@ LAST_ROUND_WORDS = {
 }
 
 
+@one_line_errors
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", required=True, help="the blueprint: an agent file of the game")
     parser.add_argument("--game", default="rlcard:limit-holdem")
-    parser.add_argument("--iterations", type=int, default=200, help="DCFR iterations per endgame")
-    parser.add_argument("--hands", type=int, default=600, help="hands of play for the head-to-head gain")
-    parser.add_argument("--lbr-pairs", type=int, default=300, help="duplicate pairs of LBR against each agent")
+    parser.add_argument("--iterations", type=at_least(1), default=200, help="DCFR iterations per endgame")
+    parser.add_argument("--hands", type=at_least(1), default=600, help="hands of play for the head-to-head gain")
+    parser.add_argument("--lbr-pairs", type=at_least(2), default=300, help="duplicate pairs of LBR against each agent")
     parser.add_argument(
         "--lbr-last-round",
         choices=LAST_ROUND,
@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/endgame_play"))
     args = parser.parse_args(argv)
+    outputs = (args.out.with_suffix(".json"), args.out.with_suffix(".md"))
+    agent_files = (Path(args.agent), Path(args.agent).with_suffix(".json"))
+    parser.refuse_overwriting(args.out, outputs, agent_files, f"the agent's file {args.agent}")
     started = time.perf_counter()
     engine, blueprint, tables = prepared(args.agent, args.game)
     mbb = 1000.0 / engine.rules.big_blind  # chips -> mbb

@@ -30,7 +30,7 @@ import pyspiel
 from adapters.games import canonical_game_id
 from adapters.holdem.rules import limit_rules
 from adapters.openspiel import PREFIX
-from benchmarks.report import Table
+from benchmarks.report import OneLineParser, Table, one_line_errors
 from cfr_agents.files import replacing, write_atomic
 from cfr_agents.public_tree import public_tree
 from cfr_agents.public_tree.engine import Engine, own_placement, profile
@@ -206,8 +206,9 @@ def plot_curve(csv_path: Path, png: Path) -> None:
     plt.close(figure)
 
 
+@one_line_errors
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cost", nargs="+", metavar="GAME", help="measure the cost of these games")
     parser.add_argument("--measure", metavar="GAME", help=argparse.SUPPRESS)
     parser.add_argument("--plot", type=Path, metavar="CSV", help="plot a curve CSV to --out's .png")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the repository root
 
-from benchmarks.report import Table, load_average, now, verdict
+from benchmarks.report import OneLineParser, Table, at_least, load_average, now, one_line_errors, verdict
 from cfr_agents.solvers import make_solver
 from eval.exploitation.frontier import LEVELS, Frontier, exact_frontier
 from eval.exploitation.model import exact_model
@@ -36,21 +36,20 @@ FRONTIER_TARGET = 60.0
 
 
 def parse_options(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", default="rlcard:leduc-holdem")
     parser.add_argument("--opponent", default="rlcard-rule-v1", help="a registry opponent or an agent file")
     parser.add_argument("--precision", type=float, default=1e-4, help="NashConv of each RNR game (default 1e-4)")
     parser.add_argument("--algorithm", default=DEFAULT_ALGORITHM)
-    parser.add_argument("--points", type=int, default=21, help="values of p in the frontier (default 21)")
+    parser.add_argument("--points", type=at_least(2), default=21, help="values of p in the frontier (default 21)")
     parser.add_argument("--lp", action="store_true", help="also check every point against the ε-safe LP")
     options = parser.parse_args(argv)
-    if options.points < 2:
-        parser.error("--points must be at least 2")
     if not options.precision > 0:
         parser.error("--precision must be positive")
     return options
 
 
+@one_line_errors
 def main(argv: Sequence[str] | None = None) -> int:
     options = parse_options(argv)
     started = time.perf_counter()

@@ -32,9 +32,8 @@ import pyspiel
 
 from adapters.games import canonical_game_id
 from adapters.holdem.tensors import holdem_tensors
-from adapters.inputs import InputError
 from adapters.openspiel import PREFIX
-from benchmarks.report import OneLineParser
+from benchmarks.report import OneLineParser, one_line_errors
 from cfr_agents.files import write_atomic
 from cfr_agents.neural_policy import NeuralPolicy
 from cfr_agents.public_tree.engine import Engine, chunked
@@ -54,8 +53,9 @@ def exponent_weights(kept_iterations: tuple[int, ...], exponent: int) -> list[in
     return [sum(s**exponent for s in range(previous + 2, t + 2)) for previous, t in blocks]  # sum of s^g
 
 
+@one_line_errors
 def main(argv: list[str] | None = None) -> None:
-    parser = OneLineParser(prog="benchmarks/holdem_neural.py", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--game", default="fhp")
     parser.add_argument("--boards", choices=("canonical", "every"), default="canonical")
     parser.add_argument("--seed", type=int, default=0)
@@ -86,10 +86,7 @@ def main(argv: list[str] | None = None) -> None:
         network = networks.mlp(size, HIDDEN, 3, torch.Generator().manual_seed(args.seed))
         model, hidden = torch_strategy(args.game, "softmax", network), list(HIDDEN)
     else:
-        try:
-            loaded = load_opponent(args.model, args.game)
-        except (InputError, OSError) as error:
-            parser.error(str(error))
+        loaded = load_opponent(args.model, args.game)
         if not isinstance(loaded.agent.raw, NeuralPolicy):
             parser.error(f"{args.model} is not a neural model")
         raw = loaded.agent.raw.thinned(args.kept) if args.kept else loaded.agent.raw

@@ -33,7 +33,7 @@ import adapters
 import cfr_agents
 from benchmarks.full_tree import LITEEFG_BASELINES, LiteEFGRunner, OpenSpielRunner, import_liteefg
 from benchmarks.measure import Contender, Speed, measure_speed, our_runner
-from benchmarks.report import Table, load_average, machine_facts, now, progress, verdict
+from benchmarks.report import OneLineParser, Table, load_average, machine_facts, now, one_line_errors, progress, verdict
 from cfr_agents.files import write_atomic
 from cfr_agents.solvers import FullTreeSolver
 from cfr_agents.training import peak_rss_mb
@@ -163,8 +163,9 @@ def memory_table(figures: dict[str, dict[str, float]]) -> Table:
     return Table("Memory and start-up, per game", headers, rows, notes)
 
 
+@one_line_errors
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", default=",".join(GAMES), help=f"comma-separated, of {', '.join(GAMES)}")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--batch-seconds", type=float, default=0.3)

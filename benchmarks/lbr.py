@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from adapters.games import canonical_game_id
-from benchmarks.report import Table, progress, write_table_report
+from benchmarks.report import OneLineParser, Table, one_line_errors, progress, write_table_report
 from cfr_agents.public_tree import public_tree
 from cfr_agents.public_tree.solver import PublicTreeSolver
 from cfr_agents.public_tree.strategy_file import save_strategy
@@ -38,8 +38,9 @@ def trained(game: str, iterations: int, folder: Path) -> str:
     return str(path)
 
 
+@one_line_errors
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", nargs="+", default=["holdem-6", "holdem-8", "holdem-12", "fhp"])
     parser.add_argument("--iterations", nargs="*", type=int, default=[2, 30])
     parser.add_argument("--file", action="append", default=[], metavar="GAME=PATH", help="a strategy file to add")
@@ -51,6 +52,10 @@ def main(argv: list[str] | None = None) -> int:
     files: dict[str, list[str]] = {}
     for item in args.file:
         game, _, path = item.partition("=")
+        if game not in args.games or not path:
+            parser.error(f"--file {item}: give GAME=PATH with GAME one of --games ({', '.join(args.games)})")
+        if not Path(path).is_file():
+            parser.error(f"--file {item}: {path} does not exist")
         files.setdefault(game, []).append(path)
     rows, records = [], []
     with tempfile.TemporaryDirectory() as folder:

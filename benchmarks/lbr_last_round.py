@@ -20,30 +20,25 @@ from typing import Any
 
 import numpy as np
 
-from adapters.inputs import InputError
 from benchmarks.endgame_play import lbr_values, prepared
-from benchmarks.report import OneLineParser, interval, mbb_summary
+from benchmarks.report import OneLineParser, at_least, interval, mbb_summary, one_line_errors
 from cfr_agents.files import write_atomic
 from eval.lbr_sampled import LAST_ROUND
 
 
+@one_line_errors
 def main(argv: list[str] | None = None) -> None:
-    parser = OneLineParser(prog="benchmarks/lbr_last_round.py", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", required=True, help="an agent file (or name) of the game")
     parser.add_argument("--game", default="rlcard:limit-holdem")
-    parser.add_argument("--pairs", type=int, default=10_000, help="duplicate pairs in each mode")
+    parser.add_argument("--pairs", type=at_least(2), default=10_000, help="duplicate pairs in each mode")
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/lbr_last_round"))
     args = parser.parse_args(argv)
-    if args.pairs < 2:
-        parser.error("--pairs must be at least 2")
     outputs = (args.out.with_suffix(".json"), args.out.with_suffix(".md"))
     agent_files = (Path(args.agent), Path(args.agent).with_suffix(".json"))
     parser.refuse_overwriting(args.out, outputs, agent_files, f"the agent's file {args.agent}")
-    try:
-        engine, agent, tables = prepared(args.agent, args.game)
-    except (InputError, OSError) as error:
-        parser.error(str(error))
+    engine, agent, tables = prepared(args.agent, args.game)
     scale = 1000.0 / (engine.payoff_scale * engine.rules.big_blind)  # the game's units -> mbb
     seeds = np.random.SeedSequence(args.seed).spawn(args.pairs)
     values: dict[str, np.ndarray] = {}

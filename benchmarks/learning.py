@@ -48,7 +48,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the repository root
 
-from benchmarks.report import Table, machine_facts, now, progress
+from benchmarks.report import OneLineParser, Table, machine_facts, now, one_line_errors, progress
 from cfr_agents.files import write_atomic
 from cfr_agents.policy import Policy
 from cfr_agents.rlcard_agent import PolicyAgent
@@ -113,7 +113,7 @@ class Reference:
 
 
 def parse_options(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 opponents, 10^2 to 10^4 hands, 2 seeds")
     parser.add_argument("--opponents", help=f"comma-separated registry names (default: {', '.join(OPPONENTS)})")
     parser.add_argument("--seeds", type=int, help=f"seeds per opponent (default {SEEDS})")
@@ -141,6 +141,7 @@ def parse_options(argv: Sequence[str] | None) -> argparse.Namespace:
     return options
 
 
+@one_line_errors
 def main(argv: Sequence[str] | None = None) -> int:
     options = parse_options(argv)
     command = "benchmarks/learning.py" + "".join(f" {arg}" for arg in (sys.argv[1:] if argv is None else argv))

@@ -12,31 +12,21 @@ as a subprocess, so the table is what a user gets from the same commands. Writes
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
-from benchmarks.report import Table, progress, write_table_report
+from benchmarks.report import OneLineParser, Table, cfr_agents, one_line_errors, progress, write_table_report
 
 GAME = "rlcard:limit-holdem"
 OPPONENTS = ("random", "rlcard-limit-rule-v1", "always-call", "always-raise", "rlcard-dqn", "rlcard-nfsp")
 
 
-def cfr_agents(*argv: str) -> dict[str, Any]:
-    """``cfr-agents argv --json``'s object."""
-    done = subprocess.run(
-        [sys.executable, "-m", "cfr_agents", *argv, "--json"], check=True, capture_output=True, text=True
-    )
-    result: dict[str, Any] = json.loads(done.stdout)
-    return result
-
-
+@one_line_errors
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=1500.0, help="solve time of the training run")
     parser.add_argument("--hands", type=int, default=20_000, help="hands of each match")
     parser.add_argument("--out", type=Path, required=True)

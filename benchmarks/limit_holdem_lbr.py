@@ -20,14 +20,15 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.limit_holdem_agent import GAME, OPPONENTS, cfr_agents
-from benchmarks.report import Table, progress, write_table_report
+from benchmarks.limit_holdem_agent import GAME, OPPONENTS
+from benchmarks.report import OneLineParser, Table, cfr_agents, one_line_errors, progress, write_table_report
 
 NETWORKS = ("rlcard-dqn", "rlcard-nfsp")
 
 
+@one_line_errors
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--agent", type=Path, required=True, help="our agent: an abstract strategy of the game")
     parser.add_argument("--hands", type=int, default=20_000, help="LBR hands against each agent")
     parser.add_argument("--network-hands", type=int, default=1_000, help="LBR hands against RLCard's DQN and NFSP")

@@ -16,18 +16,18 @@ Target (issue 10): at least 10,000 hands/s per core for our policy agent.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 import rlcard
 from rlcard.agents import RandomAgent
 
+from benchmarks.report import OneLineParser, one_line_errors
 from cfr_agents import make_solver
 from cfr_agents.files import write_atomic
 from cfr_agents.jobs import LocalPool
@@ -47,13 +47,14 @@ def timed(play: Callable[[], int]) -> tuple[int, float, float]:
     return hands, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description="hands per second in RLCard's env")
+@one_line_errors
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = OneLineParser(description="hands per second in RLCard's env")
     parser.add_argument("--hands", type=int, default=100_000, help="hands per single-process measurement")
     parser.add_argument("--jobs", type=int, default=8, help="match jobs for the workers comparison")
     parser.add_argument("--job-hands", type=int, default=50_000, help="hands per match job (default 50,000)")
     parser.add_argument("--out", default="benchmarks/results/matches.md")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     load = os.getloadavg()[0]
     tree = load_tree(GAME)
     solver = make_solver(tree, "dcfr")

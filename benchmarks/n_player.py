@@ -233,17 +233,23 @@ def tables(figures: dict[str, Any]) -> list[Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments == ["--two-player-child"]:  # on whichever tree PYTHONPATH names: nothing else imported
+        print(json.dumps(two_player_child()))
+        return 0
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.report import OneLineParser, one_line_errors
+
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", default="HEAD~1", help="the revision the two-player kernel is compared with")
     parser.add_argument("--no-before", action="store_true", help="skip the before-and-after comparison")
     parser.add_argument("--budget", type=float, default=90.0, help="solve seconds per rule and game")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="writes OUT.md and OUT.json")
-    parser.add_argument("--two-player-child", action="store_true", help=argparse.SUPPRESS)
-    options = parser.parse_args(argv)
-    if options.two_player_child:
-        print(json.dumps(two_player_child()))
-        return 0
-    sys.path.insert(0, str(ROOT))
+    return one_line_errors(measure)(parser.parse_args(arguments), arguments)
+
+
+def measure(options: argparse.Namespace, arguments: list[str]) -> int:
+    """The three parts, printed and written to ``--out``'s ``.md`` and ``.json``."""
     from benchmarks.report import load_average, machine_facts, now, progress
     from cfr_agents.files import write_atomic
 
@@ -260,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = "\n".join(table.text() for table in made)
     print(text)
     facts["load average at the end"] = load_average()
-    command = "python -m benchmarks.n_player " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python -m benchmarks.n_player " + " ".join(arguments)
     header = [f"# n-player games ({now()})", "", f"Command: `{command.strip()}`", ""]
     header += [f"- {key}: {value}" for key, value in facts.items()]
     write_atomic(options.out.with_suffix(".md"), "\n".join(header) + "\n\n" + "\n".join(t.markdown() for t in made))

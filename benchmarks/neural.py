@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script:
 
 import numpy as np
 
-from benchmarks.report import Table, load_average, machine_facts, now, progress, verdict
+from benchmarks.report import OneLineParser, Table, load_average, machine_facts, now, one_line_errors, progress, verdict
 from cfr_agents.files import write_atomic
 
 CONTENDERS = ("sd-cfr", "deep-cfr", "openspiel-deep-cfr", "mccfr-external")
@@ -310,8 +310,9 @@ def plot(path: Path, game_id: str, runs: Sequence[dict[str, Any]]) -> None:
         plt.close(figure)
 
 
+@one_line_errors
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", default="openspiel:leduc_poker")
     parser.add_argument("--minutes", default="5,20", help="training budgets, minutes")
     parser.add_argument("--seeds", default="3,1", help="seeds per budget")

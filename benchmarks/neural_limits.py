@@ -14,7 +14,6 @@ networks' fitting error. Each memory capacity is scored exactly at log-spaced it
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections.abc import Sequence
@@ -28,7 +27,7 @@ import adapters
 import cfr_agents.solvers.neural.networks as networks
 from adapters.tensors import encoder
 from benchmarks.measure import nash_conv
-from benchmarks.report import Table, load_average, machine_facts, now, progress
+from benchmarks.report import OneLineParser, Table, load_average, machine_facts, now, one_line_errors, progress
 from cfr_agents.files import write_atomic
 from cfr_agents.solvers.neural.sd_cfr import SingleDeepCFRSolver
 from cfr_agents.tree import FloatArray, compile_tree
@@ -77,8 +76,9 @@ def run(game_id: str, memory: int, iterations: int, seed: int) -> list[tuple[int
     return points
 
 
+@one_line_errors
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", default="openspiel:leduc_poker")
     parser.add_argument("--iterations", type=int, default=500)
     parser.add_argument("--memories", default="1000000,10000000", help="advantage memory capacities, comma-separated")

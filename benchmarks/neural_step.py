@@ -11,7 +11,6 @@ networks read the hand's strength too.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from pathlib import Path
@@ -19,14 +18,16 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.report import OneLineParser, one_line_errors
 from cfr_agents.files import write_atomic
 from cfr_agents.solvers.neural import networks, settings_of
 from cfr_agents.solvers.neural.holdem import HoldemNeuralSolver
 from cfr_agents.solvers.neural.solver import weighted_step
 
 
+@one_line_errors
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--game", default="fhp")
     parser.add_argument("--threads", default="1", help="torch thread counts, e.g. 1,2")
     parser.add_argument("--inputs", default="cards")

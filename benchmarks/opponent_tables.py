@@ -15,12 +15,12 @@ Writes, each atomically:
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from adapters import load_game
+from benchmarks.report import OneLineParser, one_line_errors
 from cfr_agents.files import write_atomic
 from eval.opponents import TRAINABLE, available, shipped_model
 from eval.opponents.provenance import Provenance, provenance_of
@@ -138,8 +138,9 @@ def plot_training(models: Sequence[Provenance], out: Path) -> None:
     save_figure(figure, out)
 
 
+@one_line_errors
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out-dir", type=Path, default=Path("benchmarks/results"), help="where the files go")
     parser.add_argument("--skip-tables", action="store_true", help="only the training report and plot")
     args = parser.parse_args(argv)

@@ -21,7 +21,6 @@ and, with ``--out``, to a Markdown file (written atomically).
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import statistics
@@ -31,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from adapters import load_game
+from benchmarks.report import OneLineParser, one_line_errors
 from cfr_agents.files import write_atomic
 from cfr_agents.tree import compile_tree
 from eval.agents import strategy_of
@@ -99,8 +99,9 @@ HEADER = (
 )
 
 
+@one_line_errors
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="timed repeats of warm calls (default 5)")
     parser.add_argument("--out", type=Path, help="also write the table to this Markdown file")
     args = parser.parse_args(argv)

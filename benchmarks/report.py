@@ -8,21 +8,24 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import functools
 import io
 import json
 import math
 import os
 import platform
+import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn, ParamSpec, TypeVar
 
 import numpy as np
 
+from adapters.inputs import InputError
 from benchmarks.measure import Convergence, ReferenceCheck
 from cfr_agents.files import replacing, write_atomic
 from eval.environments import Z_95
@@ -39,7 +42,8 @@ def interval(mean: float, error: float) -> str:
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """A benchmark's options: bad ones end the run with one line on stderr and exit status 2."""
+    """A benchmark's options: bad ones end the run with one line on stderr and exit status 2 (``prog`` defaults to
+    the script's file name, as :func:`one_line_errors` names it)."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
@@ -49,6 +53,52 @@ class OneLineParser(argparse.ArgumentParser):
         read = {path.resolve() for path in inputs}
         if any(path.resolve() in read for path in outputs):
             self.error(f"--out {out} would overwrite {what}")
+
+
+def at_least(least: int) -> Callable[[str], int]:
+    """An option's type: a whole number no smaller than ``least`` (argparse names the option in its one line)."""
+
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, not {value}")
+        return value
+
+    return whole
+
+
+Params = ParamSpec("Params")
+Result = TypeVar("Result")
+
+
+def one_line_errors(main: Callable[Params, Result]) -> Callable[Params, Result]:
+    """A benchmark's ``main`` that ends the run with one line on stderr and exit status 2, not a traceback, where
+    the input is at fault: an option value, file or agent name the library refuses (:class:`InputError`), or a file
+    that cannot be read or written (:class:`OSError`)."""
+
+    @functools.wraps(main)
+    def guarded(*args: Params.args, **kwargs: Params.kwargs) -> Result:
+        try:
+            return main(*args, **kwargs)
+        except (InputError, OSError) as error:
+            print(f"{os.path.basename(sys.argv[0])}: error: {' '.join(str(error).split())}", file=sys.stderr)
+            raise SystemExit(2) from None
+
+    return guarded
+
+
+def cfr_agents(*argv: str) -> dict[str, Any]:
+    """``cfr-agents argv --json``'s object. Where the command fails, its stderr (one line where it refuses the
+    input) is passed on and the run ends with its exit status."""
+    done = subprocess.run([sys.executable, "-m", "cfr_agents", *argv, "--json"], capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr)
+        raise SystemExit(done.returncode)
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
 
 
 @dataclass(frozen=True)

@@ -29,19 +29,10 @@ from typing import Any
 
 import psutil
 
-from benchmarks.report import Table, progress, write_table_report
+from benchmarks.report import OneLineParser, Table, cfr_agents, one_line_errors, progress, write_table_report
 
 GAME = "rlcard:limit-holdem"
 OPPONENT = "rlcard-limit-rule-v1"
-
-
-def cfr_agents(*argv: str) -> dict[str, Any]:
-    """``cfr-agents argv --json``'s object."""
-    done = subprocess.run(
-        [sys.executable, "-m", "cfr_agents", *argv, "--json"], check=True, capture_output=True, text=True
-    )
-    result: dict[str, Any] = json.loads(done.stdout)
-    return result
 
 
 def load() -> str:
@@ -84,8 +75,9 @@ def side_by_side(runs: int, folder: Path, *argv: str) -> list[float]:
     return [float(json.loads(process.communicate()[0])["iterations_per_second"]) for process in processes]
 
 
+@one_line_errors
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=330.0, help="solve time of the scale-out run (T)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes of the scale-out run (N)")
     parser.add_argument("--batches", type=int, default=4, help="batches a round (B)")

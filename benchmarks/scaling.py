@@ -17,18 +17,18 @@ Targets (issue 12): ``--workers 2`` at least 1.7x faster than ``--workers 1`` on
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the repository root
 
-from benchmarks.report import Table, load_average, now, verdict
+from benchmarks.report import OneLineParser, Table, load_average, now, one_line_errors, verdict
 from cfr_agents.files import write_atomic
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -144,13 +144,14 @@ def table(title: str, runs: list[Timed], work: str) -> tuple[Table, float, float
     return Table(title, ("executor", "wall seconds"), rows, notes), speedup, overhead
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+@one_line_errors
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hands", type=int, default=160_000, help="hands per tournament match (default 160,000)")
     parser.add_argument("--jobs", type=int, default=8, help="sweep jobs (default 8)")
     parser.add_argument("--iterations", type=int, default=25_000_000, help="iterations per sweep job (default 25M)")
     parser.add_argument("--out", type=Path, default=RESULTS / "scaling.md", help="report file")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.hands < 4 or args.hands % 2 or args.jobs < 2 or args.iterations < 1:
         parser.error("--hands must be even and at least 4, --jobs at least 2, --iterations positive")
     load = load_average()

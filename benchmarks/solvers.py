@@ -39,6 +39,7 @@ from benchmarks.report import (
     machine_facts,
     markdown_report,
     now,
+    one_line_errors,
     write_curves,
     write_plot,
 )
@@ -78,7 +79,7 @@ def _names(text: str) -> tuple[str, ...]:
 
 
 def parse_options(argv: Sequence[str]) -> Options:
-    parser = OneLineParser(prog="benchmarks/solvers.py", description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     names = ", ".join(FAMILIES)
     parser.add_argument("--families", default=",".join(FAMILIES), help=f"comma-separated subset of: {names}")
     known = ", ".join(dict.fromkeys(game for family in FAMILIES.values() for game in family.games))
@@ -157,6 +158,7 @@ def write_results(
         write_plot(out / f"nash_conv_vs_time_{game}.png", same[0].title, same[0].units, plotted, thresholds)
 
 
+@one_line_errors
 def main(argv: Sequence[str] | None = None) -> int:
     options = parse_options(sys.argv[1:] if argv is None else argv)
     started = time.perf_counter()

@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script:
 import numpy as np
 
 import adapters
+from benchmarks.report import OneLineParser, one_line_errors
 from cfr_agents.solvers import SampledSolver
 from cfr_agents.solvers.neural import traversal
 from cfr_agents.solvers.sampling import kernel_tree
@@ -219,7 +220,7 @@ def child(options: argparse.Namespace) -> None:
 
 
 def parse_options(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = OneLineParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--revision", default=REVISION, help=f"the old kernels' revision (default {REVISION})")
     parser.add_argument("--games", default=",".join(GAMES))
     parser.add_argument("--schemes", default=",".join(SCHEME_NAMES))
@@ -236,6 +237,7 @@ def parse_options(argv: Sequence[str]) -> argparse.Namespace:
     return options
 
 
+@one_line_errors
 def main(argv: Sequence[str] | None = None) -> None:
     arguments = list(sys.argv[1:] if argv is None else argv)
     options = parse_options(arguments)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the repository root
 
-from benchmarks.report import Table, machine_facts, now, verdict
+from benchmarks.report import OneLineParser, Table, machine_facts, now, one_line_errors, verdict
 from cfr_agents.files import write_atomic
 from cfr_agents.tree_cache import DISABLE_VARIABLE
 
@@ -164,8 +164,9 @@ def report(timings: list[Timing], reps: int, cpu: int | None, command: str) -> t
     return "\n".join(lines), table.text()
 
 
+@one_line_errors
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5, help="fresh processes per figure (default 5)")
     parser.add_argument("--cpu", type=int, help="pin every measured process to this CPU")
     parser.add_argument("--games", help=f"comma-separated, of {','.join(game.name for game in GAMES)} (default all)")

@@ -23,7 +23,6 @@ Writes ``<out>.md`` and ``<out>.json``.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import socket
@@ -37,7 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.report import Table, progress, write_table_report
+from benchmarks.report import OneLineParser, Table, one_line_errors, progress, write_table_report
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = (
@@ -178,8 +177,9 @@ def explorer_times(folder: Path) -> dict[str, float]:
     return times
 
 
+@one_line_errors
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--moves", type=int, default=60, help="moves timed per agent (default 60)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/web"), help="results: <out>.md, .json")
     args = parser.parse_args(argv)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyspiel
 import pytest
 
+import benchmarks
 from benchmarks import lbr_last_round, sampling, solvers
 from benchmarks.measure import Convergence, ReferenceCheck
 from cfr_agents.training import CurvePoint
@@ -18,6 +23,27 @@ def convergence(seed: int, points: list[tuple[float, float]]) -> Convergence:
     curve = tuple(CurvePoint(10 * (k + 1), seconds, value) for k, (seconds, value) in enumerate(points))
     check = ReferenceCheck(points[-1][1], points[-1][1], "test")
     return Convergence("external cfr", "x", "ours", "cfr", "external", seed, "kuhn", 1.0, curve, check)
+
+
+COMMANDS = {
+    module.name: getattr(importlib.import_module(f"benchmarks.{module.name}"), "main", None)
+    for module in pkgutil.iter_modules(benchmarks.__path__)
+}
+"""Every benchmark module's ``main`` (``None`` for the helpers)."""
+
+
+def refused(
+    main: Callable[[list[str]], Any], argv: list[str], capsys: pytest.CaptureFixture[str], *, after: str = ""
+) -> str:
+    """The one line on stderr with which ``main(argv)`` ends the run, exit status 2; with ``after``, the one line
+    after a progress line that starts so."""
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 + bool(after) and lines[0].startswith(after), lines
+    return lines[-1]
 
 
 def test_nash_conv_at_a_time_is_the_last_checkpoint_within_it_and_medians_over_seeds() -> None:
@@ -56,11 +82,50 @@ def test_compile_time_is_printed_as_json(capsys: pytest.CaptureFixture[str]) -> 
     ],
 )
 def test_bad_options_are_one_line_and_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert message in refused(solvers.parse_options, argv, capsys)
+
+
+@pytest.mark.parametrize("name", sorted(name for name, main in COMMANDS.items() if main is not None))
+def test_every_benchmark_has_help_and_refuses_an_unknown_option_in_one_line(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main = COMMANDS[name]
+    assert main is not None
     with pytest.raises(SystemExit) as exit_:
-        solvers.parse_options(argv)
-    assert exit_.value.code == 2
-    error = capsys.readouterr().err
-    assert error.count("\n") == 1 and message in error
+        main(["--help"])
+    assert exit_.value.code == 0 and "usage:" in capsys.readouterr().out
+    error = refused(main, ["--no-such-option"], capsys)
+    assert "unrecognized arguments: --no-such-option" in error or "the following arguments are required" in error
+
+
+@pytest.mark.parametrize(
+    ("name", "argv", "message"),
+    [
+        ("endgame", ["--iterations", "0"], "argument --iterations: must be at least 1, not 0"),
+        ("endgame", ["--iterations", "many"], "'many' is not a whole number"),
+        ("endgame", ["--blueprint", "dcfr:x"], "dcfr:N takes a number of iterations"),
+        ("endgame", ["--blueprint", "dcfr:0"], "dcfr:N takes a number of iterations N, at least 1"),
+        ("endgame", ["--game", "holdem-6", "--blueprint", "dcfr:3,{tmp}/absent.json"], "absent.json' does not exist"),
+        ("endgame", ["--game", "chess"], "chess"),
+        ("endgame_play", ["--agent", "{tmp}/absent.npz"], "absent.npz' does not exist"),
+        ("endgame_play", ["--agent", "random", "--lbr-pairs", "1"], "--lbr-pairs: must be at least 2, not 1"),
+        ("endgame_play", ["--agent", "{tmp}/a.npz", "--out", "{tmp}/a"], "would overwrite the agent's file"),
+        ("frontier", ["--opponent", "nope"], "unknown opponent 'nope'"),
+        ("lbr", ["--games", "holdem-6", "--file", "fhp=x.npz", "--out", "{tmp}/o"], "GAME one of --games"),
+        ("lbr", ["--games", "holdem-6", "--file", "holdem-6={tmp}/absent.npz", "--out", "{tmp}/o"], "does not exist"),
+        ("limit_holdem_lbr", ["--agent", "{tmp}/absent.npz", "--out", "{tmp}/o"], "absent.npz' does not exist"),
+    ],
+)
+def test_bad_files_agents_and_values_are_refused_in_one_line_before_any_work(
+    name: str, argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The check comes first: nothing is written, and the refusal is quick (``limit_holdem_lbr`` passes on the one
+    line of the ``cfr-agents lbr`` it runs)."""
+    main = COMMANDS[name]
+    assert main is not None
+    after = "LBR against" if name == "limit_holdem_lbr" else ""
+    assert message in refused(main, [arg.replace("{tmp}", str(tmp_path)) for arg in argv], capsys, after=after)
+    assert not any(tmp_path.iterdir())
 
 
 @pytest.mark.slow
@@ -111,17 +176,11 @@ def test_lbr_last_round_modes_differ_from_the_played_one_by_noise_only(
         assert rows[mode]["hands_needed_ratio"] > 1.0
     assert "| `expected` |" in (tmp_path / "r.md").read_text()
     capsys.readouterr()
-    with pytest.raises(SystemExit) as exit_:
-        lbr_last_round.main(["--agent", "random", "--pairs", "1"])
-    assert exit_.value.code == 2
-    error = capsys.readouterr().err
-    assert error.count("\n") == 1 and "--pairs must be at least 2" in error
+    assert "--pairs: must be at least 2" in refused(lbr_last_round.main, ["--agent", "random", "--pairs", "1"], capsys)
     agent = str(tmp_path / "agent.npz")
-    with pytest.raises(SystemExit) as exit_:
-        lbr_last_round.main(["--agent", agent, "--out", str(tmp_path / "agent")])  # agent.json is the agent's sidecar
-    assert exit_.value.code == 2
-    error = capsys.readouterr().err
-    assert error.count("\n") == 1 and "would overwrite the agent's file" in error
+    assert "would overwrite the agent's file" in refused(
+        lbr_last_round.main, ["--agent", agent, "--out", str(tmp_path / "agent")], capsys
+    )  # agent.json is the agent's sidecar
 
 
 def test_average_exponent_one_is_the_models_own_weighting() -> None:
@@ -144,11 +203,7 @@ def test_average_exponent_one_is_the_models_own_weighting() -> None:
 def test_average_exponent_without_a_model_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     from benchmarks import holdem_neural
 
-    with pytest.raises(SystemExit) as exit_:
-        holdem_neural.main(["--average-exponent", "0"])
-    assert exit_.value.code == 2
-    error = capsys.readouterr().err
-    assert error.count("\n") == 1 and "give --model" in error
+    assert "give --model" in refused(holdem_neural.main, ["--average-exponent", "0"], capsys)
 
 
 def test_holdem_neural_refuses_to_write_over_its_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -158,15 +213,11 @@ def test_holdem_neural_refuses_to_write_over_its_model(tmp_path: Path, capsys: p
 
     model = tmp_path / "m.json"
     model.write_text("{}")
-    with pytest.raises(SystemExit) as exit_:
-        holdem_neural.main(["--model", str(model), "--out", str(tmp_path / "m")])
-    assert exit_.value.code == 2
-    error = capsys.readouterr().err
-    assert error.count("\n") == 1 and "would overwrite the model" in error
+    assert "would overwrite the model" in refused(
+        holdem_neural.main, ["--model", str(model), "--out", str(tmp_path / "m")], capsys
+    )
     assert model.read_text() == "{}"
-    with pytest.raises(SystemExit) as exit_:
-        holdem_neural.main(["--model", str(tmp_path / "absent.json"), "--out", str(tmp_path / "o")])
-    assert exit_.value.code == 2
-    error = capsys.readouterr().err
-    assert error.count("\n") == 1 and "does not exist" in error
+    assert "does not exist" in refused(
+        holdem_neural.main, ["--model", str(tmp_path / "absent.json"), "--out", str(tmp_path / "o")], capsys
+    )
     assert sorted(path.name for path in tmp_path.iterdir()) == ["m.json"]

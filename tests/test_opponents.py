@@ -53,6 +53,19 @@ def test_every_family_is_available_where_it_applies() -> None:
     ]
 
 
+def test_a_missing_file_is_named_as_given(tmp_path: Path) -> None:
+    """A strategy's ``.npz`` that is not there is named, not the sidecar that is read first; a sidecar missing
+    beside its ``.npz`` is named as itself."""
+    from adapters.inputs import InputError
+
+    absent = tmp_path / "absent.npz"
+    with pytest.raises(InputError, match=r"'.*absent\.npz' does not exist"):
+        load_opponent(str(absent), "rlcard:limit-holdem")
+    absent.write_bytes(b"")
+    with pytest.raises(InputError, match=r"'.*absent\.json' does not exist"):
+        load_opponent(str(absent), "rlcard:limit-holdem")
+
+
 def test_opponents_command_lists_as_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["opponents", "--game", "openspiel:kuhn_poker", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)

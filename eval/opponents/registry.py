@@ -363,6 +363,8 @@ def _iterations(name: str, count: str) -> int | None:
 def load_model_file(path: Path, game: Game | None, *, name: str) -> Opponent:
     """A policy file, a public-tree or abstract strategy (its ``.npz`` or ``.json``) or a trained-opponent file as
     an opponent (for ``game``, if given)."""
+    if path.suffix == ".npz" and not path.is_file():  # named before its sidecar, which is read first
+        raise InputError(f"file {str(path)!r} does not exist")
     data = read_json(strategy_paths(path)[1] if path.suffix == ".npz" else path, "file")
     kind = data.get("format") if isinstance(data, dict) else None
     if kind in (STRATEGY_FORMAT, ABSTRACT_FORMAT):
