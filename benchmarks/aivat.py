@@ -167,8 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         default=list(HOLDEM_OPPONENTS),
         help="with --holdem-agent: these of the opponents, comma-separated (each keeps its seed)",
     )
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+    parser.add_output("--out", suffixes=(".md", ".json"), required=True)
+    args = parser.parse(argv)
     unknown = sorted(set(args.opponents) - set(HOLDEM_OPPONENTS))
     if unknown:
         parser.error(f"--opponents: {', '.join(unknown)} not among {', '.join(HOLDEM_OPPONENTS)}")

@@ -152,8 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--games", default=",".join(GAMES), help=f"comma-separated, of {', '.join(GAMES)}")
     parser.add_argument("--algos", default=",".join(ALGORITHMS), help="comma-separated update rules")
     parser.add_argument("--budget-scale", type=float, default=1.0, help="multiply every game's budget")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    options = parser.parse_args(argv)
+    parser.add_output("--out", default=DEFAULT_OUT)
+    options = parser.parse(argv)
     games = options.games.split(",")
     algorithms = options.algos.split(",")
     unknown = [name for name in games if name not in GAMES] + [name for name in algorithms if name not in ALGORITHMS]

@@ -234,10 +234,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=60.0, help="solve seconds per rule toward 1e-5")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--batch-seconds", type=float, default=0.5)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_output("--out", suffixes=("", ".json"), default=DEFAULT_OUT)
     parser.add_argument("--merge", action="store_true", help="keep the other games' rows of --out's JSON")
     parser.add_argument("--one", help=argparse.SUPPRESS)
-    options = parser.parse_args(argv)
+    options = parser.parse(argv)
     if options.one:
         print(json.dumps(measure(options.one, options.budget, options.rounds, options.batch_seconds)))
         return 0

@@ -53,8 +53,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--game", default="holdem-12")
     parser.add_argument("--blueprint", default="dcfr:3", help="blueprints, comma-separated")
     parser.add_argument("--iterations", type=at_least(1), default=200)
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/endgame"))
-    args = parser.parse_args(argv)
+    parser.add_output("--out", suffixes=(".json", ".md"), default=Path("benchmarks/results/endgame"))
+    args = parser.parse(argv)
     names = [name.strip() for name in args.blueprint.split(",")]
     for name in names:
         count = name.removeprefix("dcfr:")
@@ -87,7 +87,6 @@ def main(argv: list[str] | None = None) -> None:
         "two seats', a lower bound on half the NashConv.",
     ]
     print("\n".join(lines))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(args.out.with_suffix(".json"), json.dumps(rows, indent=1) + "\n")
     write_atomic(args.out.with_suffix(".md"), "\n".join(lines) + "\n")
 

@@ -68,8 +68,8 @@ def main(argv: list[str] | None = None) -> None:
         help="how LBR scores its last round (default: over-range)",
     )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/endgame_play"))
-    args = parser.parse_args(argv)
+    parser.add_output("--out", suffixes=(".json", ".md"), default=Path("benchmarks/results/endgame_play"))
+    args = parser.parse(argv)
     outputs = (args.out.with_suffix(".json"), args.out.with_suffix(".md"))
     agent_files = (Path(args.agent), Path(args.agent).with_suffix(".json"))
     parser.refuse_overwriting(args.out, outputs, agent_files, f"the agent's file {args.agent}")
@@ -101,7 +101,6 @@ def main(argv: list[str] | None = None) -> None:
     row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     lines = report(row)
     print("\n".join(lines))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(args.out.with_suffix(".json"), json.dumps(row, indent=1) + "\n")
     write_atomic(args.out.with_suffix(".md"), "\n".join(lines) + "\n")
 

@@ -168,7 +168,6 @@ def cost_table(games: list[str], algorithm: str, out: Path) -> None:
             "about 900 core-years, its regrets and average compressed into 11 TB.",
         ),
     )
-    out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(out.with_suffix(".md"), table.markdown())
     write_atomic(out.with_suffix(".json"), json.dumps({"rows": dict(rows), "hulh_estimate": hulh}, indent=2) + "\n")
     print(table.text())
@@ -216,8 +215,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--algo", default="dcfr", choices=sorted(ALGORITHMS))
     parser.add_argument("--seconds", type=float, default=3600.0, help="solve time budget")
     parser.add_argument("--every", type=float, default=300.0, help="solve seconds between exact scores")
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/flop_holdem"))
-    args = parser.parse_args(argv)
+    parser.add_output(
+        "--out", suffixes=(".md", ".csv", ".json", ".png"), default=Path("benchmarks/results/flop_holdem")
+    )
+    args = parser.parse(argv)
     if args.measure:
         print(json.dumps(measure(args.measure, args.algo)))
         return
@@ -318,7 +319,6 @@ def main(argv: list[str] | None = None) -> None:
             f"{DEEP_CFR_EXPLOITABILITY} and {NFSP_EXPLOITABILITY}.",
         ),
     )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(args.out.with_suffix(".md"), cost.markdown() + "\n" + curve.markdown())
     header = "iterations,solve_seconds,nash_conv_mbb,exploitability_mbb,best_response_seconds\n"
     lines = [",".join(f"{row[key]:g}" for key in header.strip().split(",")) for row in rows]

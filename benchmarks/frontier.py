@@ -43,7 +43,7 @@ def parse_options(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--algorithm", default=DEFAULT_ALGORITHM)
     parser.add_argument("--points", type=at_least(2), default=21, help="values of p in the frontier (default 21)")
     parser.add_argument("--lp", action="store_true", help="also check every point against the ε-safe LP")
-    options = parser.parse_args(argv)
+    options = parser.parse(argv)
     if not options.precision > 0:
         parser.error("--precision must be positive")
     return options

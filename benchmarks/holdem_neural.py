@@ -71,8 +71,8 @@ def main(argv: list[str] | None = None) -> None:
         metavar="G",
         help="an SD-CFR model's mixture with iteration s weighted s^G, 0 to 5 (default 1: linear CFR's, the model's)",
     )
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/holdem_neural"))
-    args = parser.parse_args(argv)
+    parser.add_output("--out", suffixes=(".json",), default=Path("benchmarks/results/holdem_neural"))
+    args = parser.parse(argv)
     game_string = canonical_game_id(args.game).removeprefix(PREFIX)
     trained: dict[str, object] = {}
     if args.model is None and (args.kept or args.average_exponent != 1):
@@ -134,7 +134,6 @@ def main(argv: list[str] | None = None) -> None:
         "exploitability_mbb": nash_conv / 2 / tree.rules.big_blind * 1000,
         "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(args.out.with_suffix(".json"), json.dumps(result, indent=2) + "\n")
     print(json.dumps(result))
 

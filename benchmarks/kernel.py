@@ -169,9 +169,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--games", default=",".join(GAMES), help=f"comma-separated, of {', '.join(GAMES)}")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--batch-seconds", type=float, default=0.3)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_output("--out", default=DEFAULT_OUT)
     parser.add_argument("--memory", metavar="GAME", help=argparse.SUPPRESS)
-    options = parser.parse_args(argv)
+    options = parser.parse(argv)
     if options.memory:
         print(json.dumps(memory(options.memory)))
         return 0

@@ -47,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--call-until", nargs="+", type=int, default=[0], dest="call_until")
     parser.add_argument("--hands", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+    parser.add_output("--out", suffixes=(".md", ".json"), required=True)
+    args = parser.parse(argv)
     files: dict[str, list[str]] = {}
     for item in args.file:
         game, _, path = item.partition("=")

@@ -33,8 +33,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--game", default="rlcard:limit-holdem")
     parser.add_argument("--pairs", type=at_least(2), default=10_000, help="duplicate pairs in each mode")
     parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/lbr_last_round"))
-    args = parser.parse_args(argv)
+    parser.add_output("--out", suffixes=(".json", ".md"), default=Path("benchmarks/results/lbr_last_round"))
+    args = parser.parse(argv)
     outputs = (args.out.with_suffix(".json"), args.out.with_suffix(".md"))
     agent_files = (Path(args.agent), Path(args.agent).with_suffix(".json"))
     parser.refuse_overwriting(args.out, outputs, agent_files, f"the agent's file {args.agent}")
@@ -63,7 +63,6 @@ def main(argv: list[str] | None = None) -> None:
     lines = report(result)
     print("\n".join(lines))
     try:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(outputs[0], json.dumps(result, indent=1) + "\n")
         write_atomic(outputs[1], "\n".join(lines) + "\n")
     except OSError as error:

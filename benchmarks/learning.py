@@ -122,8 +122,8 @@ def parse_options(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--precision", type=float, default=PRECISION, help=f"NashConv of each game (default {PRECISION:g})"
     )
-    parser.add_argument("--out", type=Path, help="PREFIX of PREFIX.md and PREFIX.json")
-    options = parser.parse_args(argv)
+    parser.add_output("--out", suffixes=(".json", ".md"), help="PREFIX of PREFIX.md and PREFIX.json")
+    options = parser.parse(argv)
     quick = QUICK if options.quick else {"opponents": OPPONENTS, "hands": HANDS, "seeds": SEEDS}
     options.opponents = tuple(options.opponents.split(",")) if options.opponents else quick["opponents"]
     options.seeds = options.seeds if options.seeds is not None else quick["seeds"]

@@ -29,8 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=1500.0, help="solve time of the training run")
     parser.add_argument("--hands", type=int, default=20_000, help="hands of each match")
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+    parser.add_output("--out", suffixes=(".md", ".json"), required=True)
+    args = parser.parse(argv)
     with tempfile.TemporaryDirectory() as folder:
         abstraction, agent = Path(folder) / "abstraction", Path(folder) / "agent.npz"
         started = time.perf_counter()

@@ -32,8 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agent", type=Path, required=True, help="our agent: an abstract strategy of the game")
     parser.add_argument("--hands", type=int, default=20_000, help="LBR hands against each agent")
     parser.add_argument("--network-hands", type=int, default=1_000, help="LBR hands against RLCard's DQN and NFSP")
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+    parser.add_output("--out", suffixes=(".md", ".json"), required=True)
+    args = parser.parse(argv)
     rows, records = [], []
     for name in (str(args.agent), *OPPONENTS):
         progress(f"LBR against {name}")

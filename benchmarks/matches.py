@@ -53,8 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--hands", type=int, default=100_000, help="hands per single-process measurement")
     parser.add_argument("--jobs", type=int, default=8, help="match jobs for the workers comparison")
     parser.add_argument("--job-hands", type=int, default=50_000, help="hands per match job (default 50,000)")
-    parser.add_argument("--out", default="benchmarks/results/matches.md")
-    args = parser.parse_args(argv)
+    parser.add_output("--out", default=Path("benchmarks/results/matches.md"))
+    args = parser.parse(argv)
     load = os.getloadavg()[0]
     tree = load_tree(GAME)
     solver = make_solver(tree, "dcfr")

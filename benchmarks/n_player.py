@@ -244,8 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--before", default="HEAD~1", help="the revision the two-player kernel is compared with")
     parser.add_argument("--no-before", action="store_true", help="skip the before-and-after comparison")
     parser.add_argument("--budget", type=float, default=90.0, help="solve seconds per rule and game")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="writes OUT.md and OUT.json")
-    return one_line_errors(measure)(parser.parse_args(arguments), arguments)
+    parser.add_output("--out", suffixes=(".md", ".json"), default=DEFAULT_OUT, help="writes OUT.md and OUT.json")
+    return one_line_errors(measure)(parser.parse(arguments), arguments)
 
 
 def measure(options: argparse.Namespace, arguments: list[str]) -> int:

@@ -321,12 +321,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--overrides", default="{}", help="our hyperparameters beside the preset's, as JSON")
     parser.add_argument("--parallel", type=int, default=1, help="runs at once, each pinned to its own core")
     parser.add_argument("--contenders", default=",".join(CONTENDERS))
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_output("--out", suffixes=("", ".json", ".png"), default=DEFAULT_OUT)
     parser.add_argument("--replot", type=Path, help="redraw FILE.png and the table from a run's FILE.json, no training")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--marks", help=argparse.SUPPRESS)
-    options = parser.parse_args(argv)
+    options = parser.parse(argv)
     if options.one:
         print(
             json.dumps(

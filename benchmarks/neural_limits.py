@@ -83,8 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=500)
     parser.add_argument("--memories", default="1000000,10000000", help="advantage memory capacities, comma-separated")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    options = parser.parse_args(argv)
+    parser.add_output("--out", default=DEFAULT_OUT)
+    options = parser.parse(argv)
     memories = [int(value) for value in options.memories.split(",")]
     started_load = load_average()
     runs = {}

@@ -33,8 +33,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--inputs", default="cards")
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--iterations", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/neural_step"))
-    args = parser.parse_args(argv)
+    parser.add_output("--out", suffixes=(".json", ".md"), default=Path("benchmarks/results/neural_step"))
+    args = parser.parse(argv)
     runs = [
         measure(args.game, int(threads), args.inputs, args.steps, args.iterations)
         for threads in args.threads.split(",")
@@ -54,7 +54,6 @@ def main(argv: list[str] | None = None) -> None:
         f"Steps of {runs[0]['batch']:,} samples, networks {runs[0]['hidden']}; iterations of `--preset fast`.",
     ]
     print("\n".join(lines))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(args.out.with_suffix(".json"), json.dumps(runs, indent=1) + "\n")
     write_atomic(args.out.with_suffix(".md"), "\n".join(lines) + "\n")
 

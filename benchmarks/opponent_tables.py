@@ -141,9 +141,9 @@ def plot_training(models: Sequence[Provenance], out: Path) -> None:
 @one_line_errors
 def main(argv: Sequence[str] | None = None) -> int:
     parser = OneLineParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out-dir", type=Path, default=Path("benchmarks/results"), help="where the files go")
+    parser.add_output("--out-dir", suffixes=None, default=Path("benchmarks/results"), help="where the files go")
     parser.add_argument("--skip-tables", action="store_true", help="only the training report and plot")
-    args = parser.parse_args(argv)
+    args = parser.parse(argv)
     models = shipped()
     write_atomic(args.out_dir / "opponent_training.md", training_report(models))
     plot_training(models, args.out_dir / "opponent_training.png")

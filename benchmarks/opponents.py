@@ -27,7 +27,6 @@ import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from adapters import load_game
 from benchmarks.report import OneLineParser, one_line_errors
@@ -103,8 +102,8 @@ HEADER = (
 def main(argv: Sequence[str] | None = None) -> int:
     parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="timed repeats of warm calls (default 5)")
-    parser.add_argument("--out", type=Path, help="also write the table to this Markdown file")
-    args = parser.parse_args(argv)
+    parser.add_output("--out", help="also write the table to this Markdown file")
+    args = parser.parse(argv)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
         f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores, load {load}; "

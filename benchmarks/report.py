@@ -27,7 +27,7 @@ import numpy as np
 
 from adapters.inputs import InputError
 from benchmarks.measure import Convergence, ReferenceCheck
-from cfr_agents.files import replacing, write_atomic
+from cfr_agents.files import check_outputs, replacing, write_atomic
 from eval.environments import Z_95
 
 
@@ -45,8 +45,37 @@ class OneLineParser(argparse.ArgumentParser):
     """A benchmark's options: bad ones end the run with one line on stderr and exit status 2 (``prog`` defaults to
     the script's file name, as :func:`one_line_errors` names it)."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.outputs: list[tuple[str, tuple[str, ...] | None]] = []
+
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+    def add_output(self, *flags: str, suffixes: Sequence[str] | None = ("",), **kwargs: Any) -> None:
+        """An option naming what the run writes: files (``OUT.with_suffix(s)`` for each of ``suffixes``, ``OUT``
+        itself for ``""``) or, with ``suffixes=None``, a directory. :meth:`parse` checks them."""
+        action = self.add_argument(*flags, type=Path, **kwargs)
+        self.outputs.append((action.dest, None if suffixes is None else tuple(suffixes)))
+
+    def parse(self, argv: Sequence[str] | None = None) -> argparse.Namespace:
+        """The options, after making the directories the outputs go into and ending the run in one line if one of
+        the outputs could not be written, so that a run never fails at its end for want of a place to write."""
+        options = self.parse_args(argv)
+        for dest, suffixes in self.outputs:
+            out: Path | None = getattr(options, dest)
+            if out is None:
+                continue
+            flag = "--" + dest.replace("_", "-")
+            directory = out if suffixes is None else out.parent
+            try:
+                directory.mkdir(parents=True, exist_ok=True)
+                if suffixes is None and not os.access(directory, os.W_OK | os.X_OK):
+                    raise InputError(f"directory {str(directory)!r} is not writable")
+                check_outputs(*(out.with_suffix(suffix) if suffix else out for suffix in suffixes or ()))
+            except (InputError, OSError) as error:
+                self.error(f"{flag} {out}: {error}")
+        return options
 
     def refuse_overwriting(self, out: Path, outputs: Sequence[Path], inputs: Sequence[Path], what: str) -> None:
         """End the run in one line if one of the files ``--out`` names (``outputs``) is one of ``inputs``."""

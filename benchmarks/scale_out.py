@@ -84,8 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-iterations", type=int, default=5000, help="iterations a batch (M)")
     parser.add_argument("--hands", type=int, default=20_000, help="hands of each match")
     parser.add_argument("--calibration", type=float, default=30.0, help="seconds of each calibration run")
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
+    parser.add_output("--out", suffixes=(".md", ".json"), required=True)
+    args = parser.parse(argv)
     records: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as folder:
         abstraction = Path(folder) / "abstraction"

@@ -150,8 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--hands", type=int, default=160_000, help="hands per tournament match (default 160,000)")
     parser.add_argument("--jobs", type=int, default=8, help="sweep jobs (default 8)")
     parser.add_argument("--iterations", type=int, default=25_000_000, help="iterations per sweep job (default 25M)")
-    parser.add_argument("--out", type=Path, default=RESULTS / "scaling.md", help="report file")
-    args = parser.parse_args(argv)
+    parser.add_output("--out", default=RESULTS / "scaling.md", help="report file")
+    args = parser.parse(argv)
     if args.hands < 4 or args.hands % 2 or args.jobs < 2 or args.iterations < 1:
         parser.error("--hands must be even and at least 4, --jobs at least 2, --iterations positive")
     load = load_average()

@@ -90,8 +90,8 @@ def parse_options(argv: Sequence[str]) -> Options:
     )
     parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="seeds of the median rows (default 3)")
     parser.add_argument("--no-compile-timing", action="store_true", help="skip timing JIT compilation")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory (default benchmarks/results)")
-    options = parser.parse_args(argv)
+    parser.add_output("--out", suffixes=None, default=DEFAULT_OUT, help="output directory (default benchmarks/results)")
+    options = parser.parse(argv)
     chosen = _names(options.families)
     if not chosen or any(name not in FAMILIES for name in chosen):
         parser.error(f"--families takes a comma-separated subset of {', '.join(FAMILIES)}, not {options.families!r}")
@@ -117,8 +117,6 @@ def parse_options(argv: Sequence[str]) -> Options:
         parser.error(f"--budget must be a positive number of seconds, not {budget}")
     if options.seeds < 1:
         parser.error(f"--seeds must be a positive number, not {options.seeds}")
-    if options.out.exists() and not options.out.is_dir():
-        parser.error(f"--out {str(options.out)!r} exists and is not a directory")
     needed = dict.fromkeys(module for name in families for module in FAMILIES[name].needs)
     missing = [module for module in needed if importlib.util.find_spec(module) is None]
     if missing:
@@ -145,7 +143,6 @@ def write_results(
     options: Options, facts: dict[str, str], notes: Sequence[str], results: Sequence[FamilyResult]
 ) -> None:
     out = options.out
-    out.mkdir(parents=True, exist_ok=True)
     sections = [result.section for result in results]
     write_atomic(out / "results.md", markdown_report(options.command, facts, notes, sections))
     runs = [run for result in results for run in result.runs]

@@ -228,7 +228,7 @@ def parse_options(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--batch-seconds", type=float, default=0.1)
     parser.add_argument("--child", choices=("measure", "load"), help=argparse.SUPPRESS)
     parser.add_argument("--old-path", help=argparse.SUPPRESS)
-    options = parser.parse_args(argv)
+    options = parser.parse(argv)
     unknown = set(options.schemes.split(",")) - set(SCHEME_NAMES)
     if unknown:
         parser.error(f"--schemes takes {', '.join(SCHEME_NAMES)}")

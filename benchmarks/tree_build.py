@@ -170,9 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=5, help="fresh processes per figure (default 5)")
     parser.add_argument("--cpu", type=int, help="pin every measured process to this CPU")
     parser.add_argument("--games", help=f"comma-separated, of {','.join(game.name for game in GAMES)} (default all)")
-    parser.add_argument("--out", type=Path, default=RESULTS / "tree_build.md", help="report file")
+    parser.add_output("--out", default=RESULTS / "tree_build.md", help="report file")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # one measured process: the game id
-    args = parser.parse_args(argv)
+    args = parser.parse(argv)
     if args.child:
         return child(args.child, args.cpu)
     names = {game.name: game for game in GAMES}

@@ -181,8 +181,10 @@ def explorer_times(folder: Path) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--moves", type=int, default=60, help="moves timed per agent (default 60)")
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/web"), help="results: <out>.md, .json")
-    args = parser.parse_args(argv)
+    parser.add_output(
+        "--out", suffixes=(".md", ".json"), default=Path("benchmarks/results/web"), help="results: <out>.md, .json"
+    )
+    args = parser.parse(argv)
     rows: list[tuple[str, ...]] = []
     records: list[dict[str, object]] = []
 

@@ -98,6 +98,59 @@ def test_every_benchmark_has_help_and_refuses_an_unknown_option_in_one_line(
     assert "unrecognized arguments: --no-such-option" in error or "the following arguments are required" in error
 
 
+OUTPUTS = {
+    **dict.fromkeys(
+        ("aivat", "convergence", "cost", "endgame", "endgame_play", "flop_holdem", "holdem_neural", "kernel", "lbr"),
+        "--out",
+    ),
+    **dict.fromkeys(("lbr_last_round", "learning", "limit_holdem_agent", "limit_holdem_lbr", "matches"), "--out"),
+    **dict.fromkeys(("n_player", "neural", "neural_limits", "neural_step", "opponents", "scale_out"), "--out"),
+    **dict.fromkeys(("scaling", "solvers", "tree_build", "web"), "--out"),
+    "exploitation_table": "--out-dir",
+    "opponent_tables": "--out-dir",
+}
+"""Each benchmark that writes files, and the option that says where."""
+REQUIRED = {name: ["--agent", "random"] for name in ("endgame_play", "lbr_last_round", "limit_holdem_lbr")}
+
+
+def test_every_benchmark_that_writes_declares_where() -> None:
+    """Every ``main`` parses through :meth:`OneLineParser.parse` and declares its outputs with ``add_output``, so
+    that the conformance test below reaches them all."""
+    for name, main in COMMANDS.items():
+        if main is not None:
+            source = Path(benchmarks.__path__[0], f"{name}.py").read_text()
+            assert "parse_args(" not in source and 'add_argument("--out' not in source, name
+            assert (name in OUTPUTS) == ("add_output(" in source), name
+
+
+@pytest.mark.parametrize("name", sorted(OUTPUTS))
+def test_an_output_that_cannot_be_written_is_refused_before_any_work(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An output under a regular file ends the run in one line at once, naming the option."""
+    main = COMMANDS[name]
+    assert main is not None
+    (tmp_path / "file").write_text("")
+    argv = [*REQUIRED.get(name, []), OUTPUTS[name], str(tmp_path / "file" / "out")]
+    assert f"{OUTPUTS[name]} {tmp_path / 'file' / 'out'}: " in refused(main, argv, capsys)
+    assert [path.name for path in tmp_path.iterdir()] == ["file"]
+
+
+def test_outputs_are_checked_file_by_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each of an output's files is checked (a directory where ``OUT.md`` goes is refused), a directory output
+    that is a file is refused, and missing directories are made."""
+    from benchmarks import endgame
+
+    (tmp_path / "r.md").mkdir()
+    assert "r.md': it is a directory" in refused(endgame.main, ["--out", str(tmp_path / "r")], capsys)
+    (tmp_path / "results").write_text("")
+    assert "File exists" in refused(solvers.main, ["--out", str(tmp_path / "results")], capsys)
+    made = tmp_path / "new" / "folder"
+    argv = ["--blueprint", str(tmp_path / "absent.json"), "--out", str(made / "r")]
+    assert "absent.json' does not exist" in refused(endgame.main, argv, capsys)
+    assert made.is_dir() and not any(made.iterdir())
+
+
 @pytest.mark.parametrize(
     ("name", "argv", "message"),
     [
