@@ -62,11 +62,8 @@ def main(argv: list[str] | None = None) -> None:
     }
     lines = report(result)
     print("\n".join(lines))
-    try:
-        write_atomic(outputs[0], json.dumps(result, indent=1) + "\n")
-        write_atomic(outputs[1], "\n".join(lines) + "\n")
-    except OSError as error:
-        parser.error(f"cannot write {args.out}: {error.strerror or error}")
+    write_atomic(outputs[0], json.dumps(result, indent=1) + "\n")
+    write_atomic(outputs[1], "\n".join(lines) + "\n")
 
 
 def report(result: dict[str, Any]) -> list[str]:

@@ -47,7 +47,8 @@ class OneLineParser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.outputs: list[tuple[str, tuple[str, ...] | None]] = []
+        self.outputs: list[tuple[str, str, tuple[str, ...] | None]] = []
+        """Each output option's destination, first flag and suffixes (``None``: a directory)."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
@@ -56,17 +57,16 @@ class OneLineParser(argparse.ArgumentParser):
         """An option naming what the run writes: files (``OUT.with_suffix(s)`` for each of ``suffixes``, ``OUT``
         itself for ``""``) or, with ``suffixes=None``, a directory. :meth:`parse` checks them."""
         action = self.add_argument(*flags, type=Path, **kwargs)
-        self.outputs.append((action.dest, None if suffixes is None else tuple(suffixes)))
+        self.outputs.append((action.dest, flags[0], None if suffixes is None else tuple(suffixes)))
 
     def parse(self, argv: Sequence[str] | None = None) -> argparse.Namespace:
         """The options, after making the directories the outputs go into and ending the run in one line if one of
         the outputs could not be written, so that a run never fails at its end for want of a place to write."""
         options = self.parse_args(argv)
-        for dest, suffixes in self.outputs:
+        for dest, flag, suffixes in self.outputs:
             out: Path | None = getattr(options, dest)
             if out is None:
                 continue
-            flag = "--" + dest.replace("_", "-")
             directory = out if suffixes is None else out.parent
             try:
                 directory.mkdir(parents=True, exist_ok=True)
