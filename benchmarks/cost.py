@@ -237,7 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_output("--out", suffixes=("", ".json"), default=DEFAULT_OUT)
     parser.add_argument("--merge", action="store_true", help="keep the other games' rows of --out's JSON")
     parser.add_argument("--one", help=argparse.SUPPRESS)
-    options = parser.parse(argv)
+    options = parser.parse(argv, child="one")
     if options.one:
         print(json.dumps(measure(options.one, options.budget, options.rounds, options.batch_seconds)))
         return 0

@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_output(
         "--out", suffixes=(".md", ".csv", ".json", ".png"), default=Path("benchmarks/results/flop_holdem")
     )
-    args = parser.parse(argv)
+    args = parser.parse(argv, child="measure")
     if args.measure:
         print(json.dumps(measure(args.measure, args.algo)))
         return

@@ -171,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--batch-seconds", type=float, default=0.3)
     parser.add_output("--out", default=DEFAULT_OUT)
     parser.add_argument("--memory", metavar="GAME", help=argparse.SUPPRESS)
-    options = parser.parse(argv)
+    options = parser.parse(argv, child="memory")
     if options.memory:
         print(json.dumps(memory(options.memory)))
         return 0

@@ -326,7 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--marks", help=argparse.SUPPRESS)
-    options = parser.parse(argv)
+    options = parser.parse(argv, child="one")
     if options.one:
         print(
             json.dumps(

@@ -59,10 +59,14 @@ class OneLineParser(argparse.ArgumentParser):
         action = self.add_argument(*flags, type=Path, **kwargs)
         self.outputs.append((action.dest, flags[0], None if suffixes is None else tuple(suffixes)))
 
-    def parse(self, argv: Sequence[str] | None = None) -> argparse.Namespace:
+    def parse(self, argv: Sequence[str] | None = None, *, child: str | None = None) -> argparse.Namespace:
         """The options, after making the directories the outputs go into and ending the run in one line if one of
-        the outputs could not be written, so that a run never fails at its end for want of a place to write."""
+        the outputs could not be written, so that a run never fails at its end for want of a place to write. Where
+        the hidden option ``child`` (a destination) is set, the process is one the benchmark runs to measure in
+        and writes nothing: its outputs are left alone."""
         options = self.parse_args(argv)
+        if child is not None and getattr(options, child):
+            return options
         for dest, flag, suffixes in self.outputs:
             out: Path | None = getattr(options, dest)
             if out is None:

@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", help=f"comma-separated, of {','.join(game.name for game in GAMES)} (default all)")
     parser.add_output("--out", default=RESULTS / "tree_build.md", help="report file")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # one measured process: the game id
-    args = parser.parse(argv)
+    args = parser.parse(argv, child="child")
     if args.child:
         return child(args.child, args.cpu)
     names = {game.name: game for game in GAMES}

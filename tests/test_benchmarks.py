@@ -138,8 +138,8 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_work(
 
 def test_outputs_are_checked_file_by_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Each of an output's files is checked (a directory where ``OUT.md`` goes is refused), a directory output
-    that is a file is refused, and missing directories are made."""
-    from benchmarks import endgame
+    that is a file is refused, missing directories are made, and a child process's outputs are left alone."""
+    from benchmarks import endgame, flop_holdem
 
     (tmp_path / "r.md").mkdir()
     assert "r.md': it is a directory" in refused(endgame.main, ["--out", str(tmp_path / "r")], capsys)
@@ -149,6 +149,8 @@ def test_outputs_are_checked_file_by_file(tmp_path: Path, capsys: pytest.Capture
     argv = ["--blueprint", str(tmp_path / "absent.json"), "--out", str(made / "r")]
     assert "absent.json' does not exist" in refused(endgame.main, argv, capsys)
     assert made.is_dir() and not any(made.iterdir())
+    child = ["--measure", "nope", "--out", str(tmp_path / "results" / "x")]  # a measured child writes nothing
+    assert "not nope" in refused(flop_holdem.main, child, capsys)
 
 
 @pytest.mark.parametrize(
