@@ -98,17 +98,12 @@ def test_every_benchmark_has_help_and_refuses_an_unknown_option_in_one_line(
     assert "unrecognized arguments: --no-such-option" in error or "the following arguments are required" in error
 
 
-OUTPUTS = {
-    **dict.fromkeys(
-        ("aivat", "convergence", "cost", "endgame", "endgame_play", "flop_holdem", "holdem_neural", "kernel", "lbr"),
-        "--out",
-    ),
-    **dict.fromkeys(("lbr_last_round", "learning", "limit_holdem_agent", "limit_holdem_lbr", "matches"), "--out"),
-    **dict.fromkeys(("n_player", "neural", "neural_limits", "neural_step", "opponents", "scale_out"), "--out"),
-    **dict.fromkeys(("scaling", "solvers", "tree_build", "web"), "--out"),
-    "exploitation_table": "--out-dir",
-    "opponent_tables": "--out-dir",
-}
+WRITERS = (
+    "aivat", "convergence", "cost", "endgame", "endgame_play", "flop_holdem", "holdem_neural", "kernel", "lbr",
+    "lbr_last_round", "learning", "limit_holdem_agent", "limit_holdem_lbr", "matches", "n_player", "neural",
+    "neural_limits", "neural_step", "opponents", "scale_out", "scaling", "solvers", "tree_build", "web",
+)  # fmt: skip
+OUTPUTS = {**dict.fromkeys(WRITERS, "--out"), "exploitation_table": "--out-dir", "opponent_tables": "--out-dir"}
 """Each benchmark that writes files, and the option that says where."""
 REQUIRED = {name: ["--agent", "random"] for name in ("endgame_play", "lbr_last_round", "limit_holdem_lbr")}
 
