@@ -236,7 +236,7 @@ def test_the_lbr_command_reports_exact_and_sampled_values() -> None:
         (["random", "--game", "holdem-6", "--seed", "-1"], "--seed"),
         (["random", "--game", "holdem-6", "--hands", "1000000000000"], "--hands"),
         (["always-call", "--game", "fhp"], "cannot be queried for every hand at once"),
-        (["missing.npz", "--game", "fhp"], "'missing.json' does not exist"),
+        (["missing.npz", "--game", "fhp"], "'missing.npz' does not exist"),
         (["random", "--game", "hulh", "--hands", "0"], "--hands must be an even number of at least 4 ("),
     ],
 )
