@@ -70,9 +70,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_output("--out", suffixes=(".json", ".md"), default=Path("benchmarks/results/endgame_play"))
     args = parser.parse(argv)
-    outputs = (args.out.with_suffix(".json"), args.out.with_suffix(".md"))
     agent_files = (Path(args.agent), Path(args.agent).with_suffix(".json"))
-    parser.refuse_overwriting(args.out, outputs, agent_files, f"the agent's file {args.agent}")
+    parser.refuse_overwriting(args, agent_files, f"the agent's file {args.agent}")
     started = time.perf_counter()
     engine, blueprint, tables = prepared(args.agent, args.game)
     mbb = 1000.0 / engine.rules.big_blind  # chips -> mbb

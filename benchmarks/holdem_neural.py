@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--kept and --average-exponent read a model: give --model")
     if args.model is not None:
         model_files = (Path(args.model), Path(args.model).with_suffix(".safetensors"))
-        parser.refuse_overwriting(args.out, (args.out.with_suffix(".json"),), model_files, f"the model {args.model}")
+        parser.refuse_overwriting(args, model_files, f"the model {args.model}")
     if args.model is None:
         torch = networks.torch_module()
         size = holdem_tensors(pyspiel.load_game(game_string)).size

@@ -35,9 +35,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_output("--out", suffixes=(".json", ".md"), default=Path("benchmarks/results/lbr_last_round"))
     args = parser.parse(argv)
-    outputs = (args.out.with_suffix(".json"), args.out.with_suffix(".md"))
     agent_files = (Path(args.agent), Path(args.agent).with_suffix(".json"))
-    parser.refuse_overwriting(args.out, outputs, agent_files, f"the agent's file {args.agent}")
+    parser.refuse_overwriting(args, agent_files, f"the agent's file {args.agent}")
     engine, agent, tables = prepared(args.agent, args.game)
     scale = 1000.0 / (engine.payoff_scale * engine.rules.big_blind)  # the game's units -> mbb
     seeds = np.random.SeedSequence(args.seed).spawn(args.pairs)
@@ -62,8 +61,8 @@ def main(argv: list[str] | None = None) -> None:
     }
     lines = report(result)
     print("\n".join(lines))
-    write_atomic(outputs[0], json.dumps(result, indent=1) + "\n")
-    write_atomic(outputs[1], "\n".join(lines) + "\n")
+    write_atomic(args.out.with_suffix(".json"), json.dumps(result, indent=1) + "\n")
+    write_atomic(args.out.with_suffix(".md"), "\n".join(lines) + "\n")
 
 
 def report(result: dict[str, Any]) -> list[str]:

@@ -76,16 +76,24 @@ class OneLineParser(argparse.ArgumentParser):
                 directory.mkdir(parents=True, exist_ok=True)
                 if suffixes is None and not os.access(directory, os.W_OK | os.X_OK):
                     raise InputError(f"directory {str(directory)!r} is not writable")
-                check_outputs(*(out.with_suffix(suffix) if suffix else out for suffix in suffixes or ()))
+                check_outputs(*self.files(out, suffixes or ()))
             except (InputError, OSError) as error:
                 self.error(f"{flag} {out}: {error}")
         return options
 
-    def refuse_overwriting(self, out: Path, outputs: Sequence[Path], inputs: Sequence[Path], what: str) -> None:
-        """End the run in one line if one of the files ``--out`` names (``outputs``) is one of ``inputs``."""
+    @staticmethod
+    def files(out: Path, suffixes: Sequence[str]) -> list[Path]:
+        """The files an output option's value ``out`` names: ``out.with_suffix(s)`` for each suffix, ``out`` for
+        ``""``."""
+        return [out.with_suffix(suffix) if suffix else out for suffix in suffixes]
+
+    def refuse_overwriting(self, options: argparse.Namespace, inputs: Sequence[Path], what: str) -> None:
+        """End the run in one line if a file one of the parsed ``options``' outputs names is one of ``inputs``."""
         read = {path.resolve() for path in inputs}
-        if any(path.resolve() in read for path in outputs):
-            self.error(f"--out {out} would overwrite {what}")
+        for dest, flag, suffixes in self.outputs:
+            out: Path | None = getattr(options, dest)
+            if out is not None and any(path.resolve() in read for path in self.files(out, suffixes or ())):
+                self.error(f"{flag} {out} would overwrite {what}")
 
 
 def at_least(least: int) -> Callable[[str], int]:
