@@ -21,20 +21,23 @@ from __future__ import annotations
 
 import json
 import resource
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from adapters.games import canonical_game_id
 from adapters.inputs import InputError
-from benchmarks.report import OneLineParser, at_least, one_line_errors
+from benchmarks.report import OneLineParser, at_least, one_line_errors, progress
+from cfr_agents.cli.common import check_memory
 from cfr_agents.files import write_atomic
 from cfr_agents.public_tree.endgame import EndgameSolver
 from cfr_agents.public_tree.engine import Engine, FloatArray, own_placement, profile
 from cfr_agents.public_tree.kernels import BEST_RESPONSE, EVALUATE
-from cfr_agents.public_tree.safe_endgame import safe_resolve
+from cfr_agents.public_tree.safe_endgame import resolve_peak_bytes, safe_resolve
 from cfr_agents.public_tree.solver import PublicTreeSolver
 from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.solvers import ALGORITHMS
@@ -62,6 +65,7 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--blueprint {name}: dcfr:N takes a number of iterations N, at least 1")
     agents = {name: load_opponent(name, args.game).agent for name in names if not name.startswith("dcfr:")}
     tree = game_tree(args.game)
+    print(check_memory(f"endgame solving on {args.game}", resolve_peak_bytes(tree)), file=sys.stderr)
     rows = [measure(tree, args.game, name, agents.get(name), args.iterations) for name in names]
     lines = [
         f"# Endgame solving on {args.game}: every endgame by {args.iterations} DCFR iterations",
@@ -93,17 +97,20 @@ def main(argv: list[str] | None = None) -> None:
 
 def measure(tree: PublicTree, game: str, name: str, agent: Agent | None, iterations: int) -> dict[str, Any]:
     """One blueprint's figures, in mbb/g: ``agent``'s, or ``dcfr:N``'s where it is ``None``. Each re-solved strategy
-    is scored as soon as it is made and dropped, so the blueprint, one re-solved strategy and one solver's arrays
-    are held at once."""
+    is scored as soon as it is made and dropped, so the blueprint and one re-solve's arrays are held at once
+    (:func:`~cfr_agents.public_tree.safe_endgame.resolve_peak_bytes`)."""
     started = time.perf_counter()
+    progress(f"{name}: {'full-game DCFR' if agent is None else 'laying its strategy out over the public tree'}")
     blueprint = make_blueprint(tree, game, name, agent)
     made = time.perf_counter() - started
     mbb, own = 1000 / tree.rules.big_blind, own_placement(tree)
+    progress(f"{name}: scoring the blueprint (NashConv, endgame gap, LBR)")
     scores, duels, seconds = {"blueprint": score(tree, blueprint)}, {}, {}
     for kind in ("resolved", "safe"):
         started = time.perf_counter()
         strategy = resolve(tree, blueprint, iterations, safe=kind == "safe")
         seconds[kind] = time.perf_counter() - started
+        progress(f"{name}: scoring {KINDS[kind]} and playing it against the blueprint")
         scores[kind] = score(tree, strategy)
         duels[kind] = exact_head_to_head(tree, Placed(strategy, own), Placed(blueprint, own))
         del strategy
@@ -124,12 +131,17 @@ def measure(tree: PublicTree, game: str, name: str, agent: Agent | None, iterati
 
 
 def resolve(tree: PublicTree, blueprint: FloatArray, iterations: int, *, safe: bool) -> FloatArray:
-    """``blueprint`` with every endgame re-solved by ``iterations`` DCFR iterations, unsafely or safely."""
-    if safe:
-        return safe_resolve(tree, ALGORITHMS["dcfr"], "dcfr", blueprint, iterations)
-    solver = EndgameSolver(tree, ALGORITHMS["dcfr"], "dcfr", blueprint)
-    solver.run(iterations)
-    return solver.average_strategy()
+    """``blueprint`` with every endgame re-solved by ``iterations`` DCFR iterations, unsafely or safely (each
+    player's re-solve in turn), with a progress bar."""
+    label = KINDS["safe" if safe else "resolved"]
+    with tqdm(total=2 * iterations if safe else iterations, desc=label, unit="iteration", mininterval=1.0) as bar:
+        if safe:
+            return safe_resolve(tree, ALGORITHMS["dcfr"], "dcfr", blueprint, iterations, lambda *_: bar.update())
+        solver = EndgameSolver(tree, ALGORITHMS["dcfr"], "dcfr", blueprint)
+        for _ in range(iterations):
+            solver.iterate()
+            bar.update()
+        return solver.average_strategy(release=True)
 
 
 def make_blueprint(tree: PublicTree, game: str, name: str, agent: Agent | None) -> FloatArray:
@@ -138,7 +150,7 @@ def make_blueprint(tree: PublicTree, game: str, name: str, agent: Agent | None) 
     if agent is None:
         solver = PublicTreeSolver(tree, ALGORITHMS["dcfr"], "dcfr")
         solver.run(int(name.removeprefix("dcfr:")))
-        return solver.average_strategy()
+        return solver.average_strategy(release=True)
     placed = strategy_array(tree, batched(agent, name, game))
     if not np.array_equal(placed.placement.offset, tree.segments.offset) or placed.placement.permutation.any():
         raise InputError(f"{name} is not laid out over the public tree with suit-canonical boards")

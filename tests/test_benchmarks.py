@@ -271,3 +271,27 @@ def test_holdem_neural_refuses_to_write_over_its_model(tmp_path: Path, capsys: p
         holdem_neural.main, ["--model", str(tmp_path / "absent.json"), "--out", str(tmp_path / "o")], capsys
     )
     assert sorted(path.name for path in tmp_path.iterdir()) == ["m.json"]
+
+
+def test_endgame_run_states_its_memory_first_and_scores_the_blueprint_as_nash_conv_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A whole run on holdem-6: the memory estimate is the first line it prints, the JSON and the table are written,
+    and the blueprint's NashConv (from LBR's best responses) is the one :func:`public_exploitability` computes."""
+    from benchmarks import endgame
+    from cfr_agents.public_tree.solver import PublicTreeSolver
+    from cfr_agents.solvers import ALGORITHMS
+    from eval.exploitability import public_exploitability
+    from eval.holdem import game_tree
+
+    capsys.readouterr()
+    endgame.main(["--game", "holdem-6", "--blueprint", "dcfr:4", "--iterations", "5", "--out", str(tmp_path / "e")])
+    assert capsys.readouterr().err.startswith("memory: about ")
+    (row,) = json.loads((tmp_path / "e.json").read_text())
+    assert (tmp_path / "e.md").read_text().count("| dcfr:4 |") == 3
+    tree = game_tree("holdem-6")
+    solver = PublicTreeSolver(tree, ALGORITHMS["dcfr"], "dcfr")
+    solver.run(4)
+    exact = public_exploitability(tree, solver.average_strategy()).nash_conv
+    assert row["blueprint_nash_conv"] == pytest.approx(exact * 1000 / tree.rules.big_blind, rel=1e-12)
+    assert row["blueprint_nash_conv"] not in (row["resolved_nash_conv"], row["safe_nash_conv"])  # re-solved

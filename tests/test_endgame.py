@@ -4,6 +4,7 @@ rounds."""
 
 from __future__ import annotations
 
+import tracemalloc
 from functools import cache
 
 import numpy as np
@@ -15,7 +16,7 @@ from adapters.openspiel import PREFIX
 from cfr_agents.public_tree.endgame import EndgameSolver
 from cfr_agents.public_tree.engine import Engine, FloatArray, canonical_random_strategy, own_placement, profile
 from cfr_agents.public_tree.kernels import BEST_RESPONSE, EVALUATE
-from cfr_agents.public_tree.safe_endgame import GadgetSolver, acting_entries, safe_resolve
+from cfr_agents.public_tree.safe_endgame import GadgetSolver, acting_entries, resolve_peak_bytes, safe_resolve
 from cfr_agents.public_tree.solver import PublicTreeSolver
 from cfr_agents.public_tree.tree import PublicTree, build_public_tree
 from cfr_agents.solvers import ALGORITHMS
@@ -153,3 +154,46 @@ def test_a_safe_re_solve_resumed_from_its_state_continues_as_if_never_stopped() 
     resumed.run(4)
     np.testing.assert_array_equal(resumed.average_strategy(), whole.average_strategy())
     assert set(first.state()) >= {"gadget_regret", "follow"}
+
+
+def test_safe_resolving_plays_each_player_s_own_re_solve_and_the_blueprint_before() -> None:
+    """Entry for entry, the blueprint with each player's entries taken from the average strategy of its own gadget
+    solve, as each solver gives them unreleased."""
+    tree, coarse = public(), blueprint(3)
+    expected = coarse.copy()
+    for resolver in range(2):
+        solver = GadgetSolver(tree, ALGORITHMS["dcfr"], "dcfr", coarse, resolver)
+        solver.run(6)
+        mine = acting_entries(tree, resolver)
+        expected[mine] = solver.average_strategy()[mine]
+    np.testing.assert_array_equal(safe_resolve(tree, ALGORITHMS["dcfr"], "dcfr", coarse, 6), expected)
+
+
+def test_a_released_average_is_the_average_and_the_solver_is_done() -> None:
+    """``release=True`` normalises the cumulative weights in place: the same numbers as a copy, and the solver then
+    refuses to run on, to save its state or to answer again rather than work on arrays it gave away."""
+    tree, coarse = public(), blueprint(3)
+    kept, released = (EndgameSolver(tree, ALGORITHMS["dcfr"], "dcfr", coarse) for _ in range(2))
+    for solver in (kept, released):
+        solver.run(5)
+    np.testing.assert_array_equal(released.average_strategy(release=True), kept.average_strategy())
+    for call in (lambda: released.run(1), released.state, released.average_strategy, released.current_strategy):
+        with pytest.raises(RuntimeError, match="released"):
+            call()
+
+
+def test_safe_resolving_holds_what_its_estimate_says() -> None:
+    """The arrays :func:`safe_resolve` allocates (numpy reports them to ``tracemalloc``) peak within 20% of
+    :func:`resolve_peak_bytes` less the blueprint it is given; a copy of the blueprint and of each average, as a
+    first version made, held twice as much."""
+    tree, coarse = public(), blueprint(3)
+    safe_resolve(tree, ALGORITHMS["dcfr"], "dcfr", coarse, 1)  # compiled or loaded from the cache before measuring
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        safe_resolve(tree, ALGORITHMS["dcfr"], "dcfr", coarse, 2)
+        peak = tracemalloc.get_traced_memory()[1] - start
+    finally:
+        tracemalloc.stop()
+    estimate = resolve_peak_bytes(tree) - 8 * tree.size
+    assert 0.8 * estimate <= peak <= 1.2 * estimate, (peak, estimate)

@@ -48,9 +48,10 @@ class EndgameSolver(PublicTreeSolver):
         self._sigma[: self.trunk] = blueprint[: self.trunk]
         self._blueprint = blueprint[: self.trunk].copy()
 
-    def average_strategy(self) -> FloatArray:
-        """The blueprint before the last round, the normalised :math:`C^T` of the subgames in it."""
-        strategy = super().average_strategy()
+    def average_strategy(self, *, release: bool = False) -> FloatArray:
+        """The blueprint before the last round, the normalised :math:`C^T` of the subgames in it (``release``:
+        :meth:`PublicTreeSolver.average_strategy`'s)."""
+        strategy = super().average_strategy(release=release)
         strategy[: self.trunk] = self._blueprint
         return strategy
 

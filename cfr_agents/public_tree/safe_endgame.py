@@ -116,15 +116,35 @@ def safe_resolve(
     progress: Callable[[int, int], None] | None = None,
 ) -> FloatArray:
     """``blueprint`` before the last round and, in it, each player's average strategy of ``iterations`` iterations
-    of :class:`GadgetSolver` (one player at a time, so one solver's arrays are held at once). ``progress(player, t)``
-    is called after each iteration."""
-    strategy = blueprint.copy()
+    of :class:`GadgetSolver`. ``progress(player, t)`` is called after each iteration.
+
+    One player at a time, so one solver's arrays are held at once, and of the first player's solve only its own
+    entries are kept while the second's runs (:func:`resolve_peak_bytes`)."""
+    kept = []
     for resolver in range(2):
         solver = GadgetSolver(tree, rule, algorithm, blueprint, resolver)
         for t in range(1, iterations + 1):
             solver.iterate()
             if progress is not None:
                 progress(resolver, t)
-        mine = acting_entries(tree, resolver)
-        strategy[mine] = solver.average_strategy()[mine]
+        average = solver.average_strategy(release=True)
+        del solver
+        kept.append(average[acting_entries(tree, resolver)])
+        del average
+    strategy = blueprint.copy()
+    for resolver, entries in enumerate(kept):  # every entry is one player's: the blueprint's are all replaced
+        strategy[acting_entries(tree, resolver)] = entries
     return strategy
+
+
+def resolve_peak_bytes(tree: PublicTree) -> int:
+    """About the bytes :func:`safe_resolve` holds at its peak, with the blueprint it reads: while the second
+    player's re-solve runs, the blueprint, the first player's re-solved entries (half an array), the solver's
+    regrets, cumulative and current strategy, the engine's vectors over hands (as
+    :func:`~cfr_agents.public_tree.solver.peak_bytes` counts them) and the gadget's three over endgames and hands.
+    All in float64; on Flop Hold'em, 12.4 GB."""
+    first = int(acting_entries(tree, 0).sum())
+    rounds = tree.segments.round_start
+    endgames = int(rounds[tree.rules.num_rounds] - rounds[tree.rules.num_rounds - 1])
+    vectors = (3 * max(tree.num_slots, 1) + 2 * tree.segments.count + 3 * endgames) * tree.num_hands
+    return 8 * (4 * tree.size + first + vectors)

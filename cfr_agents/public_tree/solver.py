@@ -18,7 +18,7 @@ from adapters.games import canonical_game_id
 from adapters.inputs import InputError
 from adapters.openspiel import PREFIX
 from cfr_agents.public_tree.engine import Engine, FloatArray, normalised, own_placement, profile, uniform_strategy
-from cfr_agents.public_tree.kernels import UPDATE, Update
+from cfr_agents.public_tree.kernels import UPDATE, Update, normalise
 from cfr_agents.public_tree.tree import PublicTree, build_public_tree
 from cfr_agents.solvers.full_tree_kernel import average_weight
 from cfr_agents.solvers.update_rule import UpdateRule, discount
@@ -55,6 +55,8 @@ class PublicTreeSolver:
         """The rounds, from the first, whose strategy no iteration updates (:mod:`~cfr_agents.public_tree.endgame`)."""
         placement = own_placement(tree)
         self._profile = profile(self._sigma, self._sigma, placement, placement)
+        self._released = False
+        """Whether :meth:`average_strategy` gave the arrays away (``release=True``): the solver is done."""
 
     @property
     def iteration(self) -> int:
@@ -62,6 +64,7 @@ class PublicTreeSolver:
 
     def run(self, iterations: int) -> None:
         """``iterations`` more iterations, each updating player 0, then player 1."""
+        self._check_live()
         rule = self.rule
         for _ in range(iterations):
             t = self._scalars[0] + 1.0
@@ -97,12 +100,31 @@ class PublicTreeSolver:
         PublicTreeSolver(small, self.rule, self.algorithm).run(1)
         return time.perf_counter() - started
 
-    def average_strategy(self) -> FloatArray:
-        """Normalised :math:`C^T` per node and hand; uniform where nothing was accumulated."""
-        return normalised(self.tree, self._cumulative, self._engine.arrays)
+    def average_strategy(self, *, release: bool = False) -> FloatArray:
+        """Normalised :math:`C^T` per node and hand; uniform where nothing was accumulated.
+
+        ``release``: normalised in place, in the cumulative weights themselves, and the regrets and the current
+        strategy let go, so the solver is done (it runs, saves and answers no more). A copy would hold a fourth
+        array of :attr:`PublicTree.size` beside the three of the run, 2.6 GB on Flop Hold'em; released, one is
+        left."""
+        self._check_live()
+        if not release:
+            return normalised(self.tree, self._cumulative, self._engine.arrays)
+        average, empty = self._cumulative, np.zeros(0)
+        normalise(average, average, self._engine.arrays)  # each (node, hand)'s sum is read before it is written
+        placement = own_placement(self.tree)
+        self._regret = self._cumulative = self._sigma = empty
+        self._profile = profile(empty, empty, placement, placement)
+        self._released = True
+        return average
 
     def current_strategy(self) -> FloatArray:
+        self._check_live()
         return self._sigma.copy()
+
+    def _check_live(self) -> None:
+        if self._released:
+            raise RuntimeError("this solver released its arrays with its average strategy (release=True)")
 
     def parameters(self) -> Mapping[str, object]:
         return {**self.rule.parameters(), "sampling": "none", "engine": "public-tree"}
@@ -110,12 +132,14 @@ class PublicTreeSolver:
     def state(self, *, copy: bool = True) -> dict[str, FloatArray]:
         """The whole mutable state (a checkpoint): copies, or read-only views (``copy=False``, what checkpoints and
         checks read: copies of a Flop Hold'em state would take gigabytes)."""
+        self._check_live()
         arrays = {"regret": self._regret, "cumulative": self._cumulative, "sigma": self._sigma}
         return state_arrays(arrays | {"scalars": self._scalars}, copy)
 
     def restore(self, state: Mapping[str, FloatArray]) -> None:
         """Continue from :meth:`state`. The arrays are adopted, not copied (a Flop Hold'em state is gigabytes):
         the caller must not change them afterwards."""
+        self._check_live()
         for name, current in (
             ("regret", self._regret),
             ("cumulative", self._cumulative),
