@@ -27,7 +27,7 @@ import numpy as np
 
 from adapters.inputs import InputError
 from benchmarks.measure import Convergence, ReferenceCheck
-from cfr_agents.files import check_outputs, replacing, write_atomic
+from cfr_agents.files import can_create_in, check_outputs, replacing, write_atomic
 from eval.environments import Z_95
 
 
@@ -74,7 +74,7 @@ class OneLineParser(argparse.ArgumentParser):
             directory = out if suffixes is None else out.parent
             try:
                 directory.mkdir(parents=True, exist_ok=True)
-                if suffixes is None and not os.access(directory, os.W_OK | os.X_OK):
+                if suffixes is None and not can_create_in(directory):
                     raise InputError(f"directory {str(directory)!r} is not writable")
                 check_outputs(*self.files(out, suffixes or ()))
             except (InputError, OSError) as error:

@@ -46,9 +46,21 @@ def check_writable(path: str | os.PathLike[str]) -> Path:
         raise InputError(f"cannot write {shown!r}: it is {kind_of(mode)}")
     if not directory_exists:
         raise InputError(f"cannot write {shown!r}: directory {str(target.parent)!r} does not exist")
-    if not os.access(target.parent, os.W_OK | os.X_OK):
+    if not can_create_in(target.parent):
         raise InputError(f"cannot write {shown!r}: directory {str(target.parent)!r} is not writable")
     return target
+
+
+def can_create_in(directory: Path) -> bool:
+    """Whether a file can be created in ``directory``, found by creating and removing one, as an atomic write
+    would: permission bits say nothing to root, and file systems such as ``/proc`` refuse every new file."""
+    try:
+        descriptor, probe = tempfile.mkstemp(dir=directory, prefix=".", suffix=".probe")
+    except OSError:
+        return False
+    os.close(descriptor)
+    os.unlink(probe)
+    return True
 
 
 def check_outputs(*paths: str | os.PathLike[str] | None) -> None:
@@ -158,7 +170,7 @@ def _check_creatable(path: Path, out: str) -> None:
     parent = path.absolute().parent
     if not parent.is_dir():
         problem = errno.ENOTDIR if parent.exists() else errno.ENOENT
-    elif not os.access(parent, os.W_OK | os.X_OK):
+    elif not can_create_in(parent):
         problem = errno.EACCES
     else:
         return

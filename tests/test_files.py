@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from adapters.inputs import InputError
-from cfr_agents.files import check_outputs, write_atomic
+from cfr_agents.files import can_create_in, check_outputs, write_atomic
 from tests.support import run_cli
 
 TRAIN = ["train", "--game", "openspiel:kuhn_poker", "--algo", "cfr", "--iterations", "3", "--quiet"]
@@ -119,3 +119,13 @@ def test_unusable_names_are_refused_with_one_line(tmp_path: Path, name: str) -> 
     with pytest.raises(InputError, match="cannot write") as error:
         write_atomic(tmp_path / name, "x")
     assert "\n" not in str(error.value) and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="no /proc file system here")
+def test_a_directory_that_takes_no_new_file_is_refused_even_to_root(tmp_path: Path) -> None:
+    """``/proc`` passes every permission check for root yet takes no new file: a file is created and removed to
+    find out, before any work, and nothing is left behind where it can."""
+    assert not can_create_in(Path("/proc"))
+    assert can_create_in(tmp_path) and list(tmp_path.iterdir()) == []
+    with pytest.raises(InputError, match="directory '/proc' is not writable"):
+        check_outputs("/proc/out.json")
