@@ -35,6 +35,7 @@ from adapters.inputs import InputError
 from cfr_agents.public_tree.endgame import EndgameSolver
 from cfr_agents.public_tree.engine import FloatArray, laid_out, own_placement, profile
 from cfr_agents.public_tree.kernels import BEST_RESPONSE, UPDATE, Update
+from cfr_agents.public_tree.solver import peak_bytes
 from cfr_agents.public_tree.tree import PublicTree
 from cfr_agents.solvers.update_rule import UpdateRule
 
@@ -129,7 +130,7 @@ def safe_resolve(
                 progress(resolver, t)
         average = solver.average_strategy(release=True)
         del solver
-        kept.append(average[acting_entries(tree, resolver)])
+        kept.append(average[acting_entries(tree, resolver)])  # each mask made when used: an eighth of an array
         del average
     strategy = blueprint.copy()
     for resolver, entries in enumerate(kept):  # every entry is one player's: the blueprint's are all replaced
@@ -141,10 +142,10 @@ def resolve_peak_bytes(tree: PublicTree) -> int:
     """About the bytes :func:`safe_resolve` holds at its peak, with the blueprint it reads: while the second
     player's re-solve runs, the blueprint, the first player's re-solved entries (half an array), the solver's
     regrets, cumulative and current strategy, the engine's vectors over hands (as
-    :func:`~cfr_agents.public_tree.solver.peak_bytes` counts them) and the gadget's three over endgames and hands.
-    All in float64; on Flop Hold'em, 12.4 GB."""
+    :func:`~cfr_agents.public_tree.solver.peak_bytes` counts them, the blueprint in place of the average it counts)
+    and the gadget's choice over segments and hands and its regrets and values over endgames and hands. All in
+    float64; on Flop Hold'em, 12.4 GB."""
     first = int(acting_entries(tree, 0).sum())
     rounds = tree.segments.round_start
     endgames = int(rounds[tree.rules.num_rounds] - rounds[tree.rules.num_rounds - 1])
-    vectors = (3 * max(tree.num_slots, 1) + 2 * tree.segments.count + 3 * endgames) * tree.num_hands
-    return 8 * (4 * tree.size + first + vectors)
+    return peak_bytes(tree) + 8 * (first + (tree.segments.count + 3 * endgames) * tree.num_hands)

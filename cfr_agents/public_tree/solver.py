@@ -112,9 +112,8 @@ class PublicTreeSolver:
             return normalised(self.tree, self._cumulative, self._engine.arrays)
         average, empty = self._cumulative, np.zeros(0)
         normalise(average, average, self._engine.arrays)  # each (node, hand)'s sum is read before it is written
-        placement = own_placement(self.tree)
         self._regret = self._cumulative = self._sigma = empty
-        self._profile = profile(empty, empty, placement, placement)
+        self._profile = (empty, empty, *self._profile[2:])  # the placements stay; the strategy goes
         self._released = True
         return average
 
