@@ -55,6 +55,7 @@ from cfr_agents.solvers.neural.solver import INPUTS
 from cfr_agents.tree import CompiledTree, FloatArray, load_tree
 
 if TYPE_CHECKING:
+    from cfr_agents.abstraction.suit_images import SuitImages
     from cfr_agents.rlcard_agent import PolicyAgent
 
 KINDS = ("deep-cfr", "sd-cfr")
@@ -75,17 +76,20 @@ class NeuralPolicy:
     iterations: int
     weights: Mapping[str, NDArray[np.float32]] = field(repr=False)
     inputs: str = "cards"
-    """What the networks read (:data:`~cfr_agents.solvers.neural.solver.INPUTS`): the information-state tensor, or
-    on the hold'em engine the tensor then the hand's strength (:mod:`cfr_agents.abstraction.strength_input`)."""
+    """What the networks read (:data:`~cfr_agents.solvers.neural.solver.INPUTS`): the information-state tensor; or
+    on the hold'em engine the tensor then the hand's strength (:mod:`cfr_agents.abstraction.strength_input`), or the
+    tensor of the state's suit-canonical image (:mod:`cfr_agents.abstraction.suit_images`)."""
 
     def __post_init__(self) -> None:
         if self.algorithm not in KINDS:
             raise InputError(f"a neural model is {' or '.join(KINDS)}, not {self.algorithm!r}")
-        if self.inputs not in INPUTS or (self.inputs == "strength" and not self.on_engine):
+        if self.inputs not in INPUTS or (self.inputs != "cards" and not self.on_engine):
             raise InputError(
-                f"a neural model of {self.game_id} reads {' or '.join(INPUTS[: 1 + self.on_engine])}, "
+                f"a neural model of {self.game_id} reads {' or '.join(INPUTS if self.on_engine else INPUTS[:1])}, "
                 f"not {self.inputs!r}"
             )
+        if self.inputs == "canonical":
+            _ = self.images  # refuses a game whose board is dealt in more than one round
         _ = self._layers  # refuses missing or misshapen weights now, not at the first decision
 
     @property
@@ -156,11 +160,25 @@ class NeuralPolicy:
             return engine_tensors(holdem_engine(self.game_id)).size + (self.inputs == "strength")
         return encoder(load_game(self.game_id)).size
 
-    def with_strength(self, tensors: NDArray[Any]) -> NDArray[np.float64]:
+    @functools.cached_property
+    def images(self) -> SuitImages:
+        """The suit-canonical images the networks read (``inputs="canonical"``)."""
+        from adapters.holdem.engine import holdem_engine
+        from cfr_agents.abstraction.suit_images import suit_images
+
+        return suit_images(holdem_engine(self.game_id).rules)
+
+    def network_inputs(self, tensors: NDArray[Any]) -> NDArray[np.float64]:
         """``tensors`` ``(N, size)`` (information-state tensors of the engine's layout, :mod:`adapters.holdem.tensors`)
-        as the networks read them: with the strength input :math:`s_r(h, b)` after them when the model reads it,
-        the round, hole cards and board decoded from the one-hot."""
+        as the networks read them: with the strength input :math:`s_r(h, b)` after them, or their cards replaced by
+        their suit-canonical image, when the model reads that; the round, hole cards and board decoded from the
+        one-hot."""
         rows = np.asarray(tensors, dtype=np.float64)
+        if self.inputs == "canonical":
+            from adapters.holdem.engine import holdem_engine
+            from cfr_agents.solvers.neural.holdem import engine_tensors
+
+            return self.images.of_tensors(engine_tensors(holdem_engine(self.game_id)), rows)
         if self.inputs != "strength":
             return rows
         from adapters.holdem.engine import holdem_engine
@@ -234,7 +252,7 @@ class NeuralPolicy:
         (SD-CFR) at every infoset, each network evaluated once on the infosets of its player. Every answer the
         model gives is read from it. Do not write to it."""
         tree = self.tree
-        inputs = self.with_strength(self._encoder.of_keys(list(tree.infoset_keys)))
+        inputs = self.network_inputs(self._encoder.of_keys(list(tree.infoset_keys)))
         if self.algorithm == "deep-cfr":
             strategy = networks.softmax(_forward(self._layers["average"], inputs), tree.action_mask)
         else:

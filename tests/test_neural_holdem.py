@@ -11,11 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from adapters.holdem import card_permutation, suit_permutations
 from adapters.holdem.betting import DECISION
 from adapters.holdem.cards import private_hands
+from adapters.inputs import InputError
 from adapters.tensors import encoder
 from cfr_agents.holdem_play import HoldemPolicy, Position, walk_actions
 from cfr_agents.neural_policy import NeuralPolicy, from_solver
+from cfr_agents.public_tree.neural import Materialiser, network_strategy
 from cfr_agents.public_tree.tree import build_public_tree
 from cfr_agents.solvers.neural import settings_of
 from cfr_agents.solvers.neural.holdem import HoldemNeuralSolver
@@ -62,6 +65,47 @@ def test_sample_keys_decode_to_the_information_state_tensors(game_id: str) -> No
         hole = cards[deal, player * k : (player + 1) * k][None, :]
         expected = s.tensors.of_node(player, betting.sequence[node], list(board), hole)[0]
         np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("game_id", [SMALL, "fhp"])
+def test_canonical_keys_read_each_states_image_alike_for_its_whole_orbit(game_id: str) -> None:
+    """With ``inputs="canonical"`` every key's tensor is the tensor of its information state's suit-canonical image
+    (what a model reads, :meth:`SuitImages.of_tensors`), and the deals moved by any suit permutation give the same
+    keys."""
+    s = solver(game_id, inputs="canonical")
+    assert s.images is not None
+    betting, rules = s.tree.engine.betting, s.tensors.rules
+    cards = s.deal(5)
+    decisions = np.flatnonzero(betting.kind == DECISION)
+    rows = (np.arange(5)[:, None] * betting.num_nodes + decisions[None, :]).ravel()
+    keys = s.keys(cards, rows)
+    k = rules.num_hole_cards
+    raw = []
+    for row in rows:
+        deal, node = divmod(int(row), betting.num_nodes)
+        player = int(betting.player[node])
+        board = cards[deal, 2 * k : 2 * k + sum(rules.board_cards[: int(betting.round[node]) + 1])]
+        hole = cards[deal, player * k : (player + 1) * k][None, :]
+        raw.append(s.tensors.of_node(player, betting.sequence[node], list(board), hole)[0])
+    expected = s.images.of_tensors(s.tensors, np.array(raw, dtype=np.float64))
+    np.testing.assert_array_equal(s.inputs(keys), expected)
+    for perm in suit_permutations(rules.num_suits):
+        moved = card_permutation(perm, rules.num_ranks, rules.num_suits)[cards]
+        np.testing.assert_array_equal(s.keys(moved, rows), keys)
+
+
+def test_a_model_reading_canonical_images_scores_alike_on_the_compiled_and_the_canonical_public_tree() -> None:
+    """Its compiled tree reads every infoset as its image, as the public tree with suit-canonical boards does: the
+    two NashConvs agree (within float32 rounding of the forward passes). A tree with every board is refused."""
+    s = solver(SMALL, "sd-cfr", inputs="canonical")
+    s.run(6)
+    model = from_solver(s)
+    assert model.inputs == "canonical"
+    on_compiled = exploitability_of_strategy(model.tree, model.strategy).nash_conv
+    canonical = build_public_tree(holdem.game_tree(SMALL).game_string, canonical=True)
+    assert holdem.exploitability(canonical, holdem.NeuralHands(model)).nash_conv == pytest.approx(on_compiled, rel=1e-5)
+    with pytest.raises(InputError, match="suit-canonical boards, not on one with every board"):
+        Materialiser(build_public_tree(canonical.game_string, canonical=False), network_strategy(model))
 
 
 @pytest.mark.parametrize(
@@ -215,19 +259,25 @@ def test_train_on_the_engine_writes_a_model_that_exploitability_scores_alike(tmp
 
 
 @pytest.mark.parametrize(
-    ("game", "extra", "message"),
+    ("inputs", "game", "extra", "message"),
     [
-        ("openspiel:kuhn_poker", [], "--inputs strength reads a hold'em hand's strength on the hold'em engine, not"),
-        (SMALL, ["--engine", "tree"], "--inputs strength reads a hold'em hand's strength on the hold'em engine, not"),
+        ("strength", "openspiel:kuhn_poker", [], "--inputs strength reads hold'em cards on the hold'em engine, not"),
+        ("strength", SMALL, ["--engine", "tree"], "--inputs strength reads hold'em cards on the hold'em engine, not"),
         pytest.param(
-            "rlcard:limit-holdem", [], "classes of (board, hand) pairs or more, beyond the", marks=pytest.mark.slow
+            "strength",
+            "rlcard:limit-holdem",
+            [],
+            "classes of (board, hand) pairs or more, beyond the",
+            marks=pytest.mark.slow,
         ),
+        ("canonical", SMALL, ["--engine", "tree"], "--inputs canonical reads hold'em cards on the hold'em engine, not"),
+        ("canonical", "hulh", [], "suit-canonical inputs need a game whose board is dealt in one round, not 3 rounds"),
     ],
 )
-def test_the_strength_input_is_refused_in_one_line_where_it_cannot_be_read(
-    tmp_path: Path, game: str, extra: list[str], message: str
+def test_inputs_are_refused_in_one_line_where_they_cannot_be_read(
+    tmp_path: Path, inputs: str, game: str, extra: list[str], message: str
 ) -> None:
-    args = ["train", "--game", game, "--algo", "sd-cfr", "--inputs", "strength", "--iterations", "1", *extra]
+    args = ["train", "--game", game, "--algo", "sd-cfr", "--inputs", inputs, "--iterations", "1", *extra]
     result = run_cli([*args, "--out", str(tmp_path / "m.json")])
     assert result.status == 2
     assert result.err.count("\n") == 1 and message in result.err, result.err
@@ -264,7 +314,8 @@ def test_rlcard_tensors_encode_the_whole_history_exactly() -> None:
 
 
 @pytest.mark.parametrize(
-    ("algorithm", "inputs"), [("deep-cfr", "cards"), pytest.param("sd-cfr", "strength", marks=pytest.mark.slow)]
+    ("algorithm", "inputs"),
+    [("deep-cfr", "cards"), ("sd-cfr", "canonical"), pytest.param("sd-cfr", "strength", marks=pytest.mark.slow)],
 )
 def test_the_model_asked_state_by_state_plays_its_exact_strategy(algorithm: str, inputs: str) -> None:
     """Asked one OpenSpiel information state at a time (as on games no tree holds), a model trained on the engine

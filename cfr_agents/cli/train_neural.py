@@ -43,7 +43,11 @@ HYPERPARAMETERS: dict[str, tuple[Any, str]] = {
         non_negative_int,
         "sd-cfr model file: the value networks of at most N iterations per player (0: all)",
     ),
-    "inputs": (None, "cards (the information-state tensor) or strength (with the hand's E[HS]; hold'em engine only)"),
+    "inputs": (
+        None,
+        "cards (the information-state tensor), strength (with the hand's E[HS]; hold'em engine only) or canonical "
+        "(the tensor of the state's suit-canonical image, as scoring reads it; hold'em games of one board round)",
+    ),
 }
 """Every hyperparameter of :class:`~cfr_agents.solvers.neural.NeuralSettings`, as ``--traversals`` ..."""
 TABULAR_ONLY = ("suit_isomorphism", "sampling", "averaging", "epsilon", "chance_draws", "alpha", "beta", "gamma")

@@ -39,6 +39,9 @@ played with suit-canonical inputs, a suit-canonical strategy, which the canonica
 raw play is in general not suit-canonical: score that on the tree with every board, chunk by chunk). Hands of one
 image read the same inputs, so the networks and the mixture run once per image (each term's reach at a segment's
 entry is the same on them: the parent segments' stabilizers contain the segment's) and the rows are copied out.
+A model trained on these images (``inputs="canonical"``, :mod:`cfr_agents.abstraction.suit_images`) plays them
+everywhere: on this tree as any model, asked state by state (:class:`StatePlayer`) through the same images; it is
+not read on a tree with every board.
 
 Output: the strategy array laid out as the tree's (:attr:`~cfr_agents.public_tree.tree.PublicTree.size`),
 ``strategy[offset[s] + node_offset[node] + a * H + h]``, or a chunk of consecutive segments of it
@@ -64,10 +67,12 @@ from numpy.typing import NDArray
 
 from adapters.games import canonical_game_id
 from adapters.holdem.betting import DEAL, DECISION, BettingTree
+from adapters.holdem.engine import holdem_engine
 from adapters.holdem.tensors import HoldemTensors, holdem_tensors
 from adapters.inputs import InputError
 from adapters.openspiel import PREFIX, OpenSpielGame
 from cfr_agents.abstraction.strength_input import StrengthInput, strength_input
+from cfr_agents.abstraction.suit_images import SuitImages, suit_images
 from cfr_agents.holdem_play import Position
 from cfr_agents.neural_policy import Layer, NeuralPolicy
 from cfr_agents.public_tree.engine import FloatArray
@@ -94,12 +99,18 @@ class NetworkStrategy:
     terms: tuple[tuple[int, tuple[Network | None, Network | None]], ...]
     """:math:`(w_t, (\\theta^t_0, \\theta^t_1))`: each term's weight and each player's network (``None``: uniform)."""
     inputs: str = "cards"
-    """What the networks read: the tensor, or the tensor then the strength input (``strength``)."""
+    """What the networks read: the tensor, the tensor then the strength input (``strength``), or the tensor of the
+    state's suit-canonical image (``canonical``)."""
 
     @property
     def strength(self) -> StrengthInput | None:
         """The strength input the networks read after the tensor, if they do."""
         return strength_input(self.game_id) if self.inputs == "strength" else None
+
+    @property
+    def images(self) -> SuitImages | None:
+        """The suit-canonical images the networks read, if they do (:mod:`cfr_agents.abstraction.suit_images`)."""
+        return suit_images(holdem_engine(self.game_id).rules) if self.inputs == "canonical" else None
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
@@ -168,6 +179,11 @@ class Materialiser:
             or model.rules_fingerprint != tree.rules_fingerprint
         ):
             raise InputError(f"the model is for {model.game_id}, not {tree.game_id}")
+        if model.inputs == "canonical" and not tree.canonical:
+            raise InputError(
+                "a model that reads suit-canonical images is read on the public tree with suit-canonical boards, "
+                "not on one with every board"
+            )
         self.tree, self.model, self.dtype = tree, model, dtype
         self.tensors: HoldemTensors = holdem_tensors(OpenSpielGame(tree.game_string).pyspiel_game)
         self.strength = model.strength
@@ -464,6 +480,11 @@ class StatePlayer:
         """``(H, inputs)``: what the networks read at decision ``node`` for each hand, with the board of its round."""
         round_ = int(self.betting.round[node])
         dealt = list(board[: int(self._board_end[round_])])
+        images = self.model.images
+        if images is not None:  # the suit-canonical image of each hand, and the board's
+            on_board = np.broadcast_to(np.asarray(dealt, dtype=np.int64), (holes.shape[0], len(dealt)))
+            holes, canonical = images.images(holes, on_board if dealt else None)
+            dealt = dealt if canonical is None else canonical[0].tolist()
         rows: FloatArray = self.tensors.of_node(player, self.betting.sequence[node], dealt, holes).astype(np.float64)
         strength = self.model.strength
         if strength is None:

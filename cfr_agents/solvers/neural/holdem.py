@@ -52,6 +52,7 @@ from adapters.holdem.tensors import HoldemTensors, holdem_tensors
 from adapters.inputs import InputError, UnsupportedGameError
 from adapters.openspiel import PREFIX, OpenSpielGame
 from cfr_agents.abstraction.strength_input import strength_input
+from cfr_agents.abstraction.suit_images import suit_images
 from cfr_agents.solvers.neural.public_chance import BoardWalk, board_regrets
 from cfr_agents.solvers.neural.sd_cfr import kept_weights
 from cfr_agents.solvers.neural.solver import TRAVERSAL_CHUNK, NeuralSettings, check_network_size, weighted_step
@@ -178,6 +179,8 @@ class HoldemNeuralSolver:
             raise UnsupportedGameError(f"{game_id}'s information states do not pack into 63-bit keys")
         self.strength = strength_input(engine.game_id) if settings.inputs == "strength" else None
         """The hand-strength input, read after the tensor (``inputs="strength"``)."""
+        self.images = suit_images(rules) if settings.inputs == "canonical" else None
+        """The suit-canonical images every key is made of (``inputs="canonical"``)."""
         check_network_size(settings.hidden, self.num_inputs, 3)
         self._torch_seed = int(rng.integers(2**63))
         self._torch_rng = torch.Generator().manual_seed(self._torch_seed)
@@ -349,8 +352,9 @@ class HoldemNeuralSolver:
 
     def keys(self, cards: IntArray, rows: IntArray) -> IntArray:
         r"""The key of the infoset at row :math:`kN + d` of each of ``rows``: node :math:`d`, then each card the
-        player to act sees at :math:`d` under deal ``cards[k]`` (its hole cards, then the board dealt so far), plus
-        one, in :data:`CARD_BITS` bits each (0 where fewer cards are seen)."""
+        player to act sees at :math:`d` under deal ``cards[k]`` (its hole cards, then the board dealt so far; their
+        suit-canonical image with ``inputs="canonical"``), plus one, in :data:`CARD_BITS` bits each (0 where fewer
+        cards are seen)."""
         deal, node = np.divmod(np.asarray(rows, dtype=np.int64), self._nodes)
         player = self._player[node]
         seen = self._visible[node]
@@ -359,9 +363,25 @@ class HoldemNeuralSolver:
         hole = cards[deal[:, None], player[:, None] * self._hole + np.minimum(column, self._hole - 1)]
         board = cards[deal[:, None], np.minimum(2 * self._hole + column - self._hole, self._dealt - 1)]
         visible = np.where(column < self._hole, hole, board)
+        if self.images is not None:
+            self._canonical(visible, seen > self._hole)
         packed = np.where(column < seen[:, None], visible + 1, 0)
         keys: IntArray = node | np.bitwise_or.reduce(packed << self._card_shifts[None, :], axis=1)
         return keys
+
+    def _canonical(self, visible: IntArray, dealt: NDArray[np.bool_]) -> None:
+        """Replace each row of ``visible`` (hole cards then board, as :meth:`keys` gathers them) by its suit-canonical
+        image (:mod:`~cfr_agents.abstraction.suit_images`): before the board where ``dealt`` is false, on it where
+        true."""
+        assert self.images is not None
+        hole = self._hole
+        for on_board in (False, True):
+            rows = np.flatnonzero(dealt == on_board)
+            if rows.size:
+                holes, board = self.images.images(visible[rows, :hole], visible[rows, hole:] if on_board else None)
+                visible[rows, :hole] = holes
+                if board is not None:
+                    visible[rows, hole:] = board
 
     def _decode(self, keys: IntArray) -> tuple[IntArray, IntArray]:
         """Each key's node, and ``(len(keys), cards seen at most)``: the cards its player sees (:meth:`keys`), -1

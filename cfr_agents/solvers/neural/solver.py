@@ -45,9 +45,10 @@ from cfr_agents.solvers.sampling import kernel_tree
 from cfr_agents.tree import CompiledTree, FloatArray, state_arrays
 
 ADVANTAGE_INIT = ("scratch", "last")
-INPUTS = ("cards", "strength")
-"""What the networks read: the information-state tensor alone, or on the hold'em engine the hand's strength too
-(:mod:`cfr_agents.abstraction.strength_input`)."""
+INPUTS = ("cards", "strength", "canonical")
+"""What the networks read: the information-state tensor alone; or on the hold'em engine the hand's strength too
+(:mod:`cfr_agents.abstraction.strength_input`), or the tensor of the state's suit-canonical image, in games of one
+board round (:mod:`cfr_agents.abstraction.suit_images`)."""
 TRAVERSALS = ("external", "public-chance")
 """How a traversal samples: the whole deal and the opponent's actions (external sampling), or on the hold'em engine
 the board alone, every private hand at once (:mod:`cfr_agents.solvers.neural.public_chance`)."""
@@ -117,7 +118,9 @@ class NeuralSettings:
     counterfactual regrets given it (hold'em games on the engine only)."""
     inputs: str = "cards"
     r"""One of :data:`INPUTS`: ``strength`` adds the hand's :math:`\mathrm{E}[\mathrm{HS}]` on the board dealt so far
-    to the tensor (hold'em games on the engine only)."""
+    to the tensor; ``canonical`` reads every state as its suit-canonical image, as the public tree with
+    suit-canonical boards reads a model, so training sees what scoring and play see (hold'em games on the engine
+    only, ``canonical`` those of one board round)."""
 
     def check(self) -> None:
         """Refuse, in one line naming the setting, a value out of its range or beyond :data:`LIMITS`."""
@@ -361,7 +364,7 @@ class NeuralSolver(ABC):
         settings.check()
         if settings.inputs != "cards":
             raise ParameterError(
-                "{inputs} {got} reads a hold'em hand's strength on the hold'em engine, not {game}'s compiled tree",
+                "{inputs} {got} reads hold'em cards on the hold'em engine, not {game}'s compiled tree",
                 got=settings.inputs,
                 game=tree.game_id,
             )
