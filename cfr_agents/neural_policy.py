@@ -174,19 +174,17 @@ class NeuralPolicy:
         their suit-canonical image, when the model reads that; the round, hole cards and board decoded from the
         one-hot."""
         rows = np.asarray(tensors, dtype=np.float64)
-        if self.inputs == "canonical":
-            from adapters.holdem.engine import holdem_engine
-            from cfr_agents.solvers.neural.holdem import engine_tensors
-
-            return self.images.of_tensors(engine_tensors(holdem_engine(self.game_id)), rows)
-        if self.inputs != "strength":
+        if self.inputs == "cards":
             return rows
         from adapters.holdem.engine import holdem_engine
         from cfr_agents.abstraction.strength_input import strength_input
         from cfr_agents.solvers.neural.holdem import engine_tensors
 
+        layout = engine_tensors(holdem_engine(self.game_id))
+        if self.inputs == "canonical":
+            return self.images.of_tensors(layout, rows)
         strength = strength_input(self.game_id)
-        holes, boards, count = engine_tensors(holdem_engine(self.game_id)).cards_of(rows)
+        holes, boards, count = layout.cards_of(rows)
         rounds = np.searchsorted(np.asarray(strength.board_sizes), count)
         return np.concatenate([rows, strength.of_deals(rounds, holes, boards)[:, None].astype(np.float64)], axis=1)
 
