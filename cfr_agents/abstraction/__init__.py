@@ -6,6 +6,8 @@ each round (imperfect recall), for the sampled solvers to index their tables by 
 * :mod:`~cfr_agents.abstraction.strength`: hand strength at the last round, E[HS], E[HS^2] and equity histograms
   over the run-outs before it;
 * :mod:`~cfr_agents.abstraction.strength_input`: E[HS] of any deal, a neural network's strength input;
+* :mod:`~cfr_agents.abstraction.suit_images`: the suit-canonical image of any state, what a network reads with
+  canonical inputs;
 * :mod:`~cfr_agents.abstraction.percentile`: E[HS^2] percentile buckets of equal probability mass;
 * :mod:`~cfr_agents.abstraction.kmeans_emd`: k-means of equity histograms under the earth mover's distance;
 * :mod:`~cfr_agents.abstraction.tables`: :class:`Abstraction` and the compiled lookup :func:`bucket_of`;
