@@ -47,24 +47,31 @@ def solver(game_id: str = SMALL, algorithm: str = "sd-cfr", seed: int = 0, **ove
     )
 
 
-@pytest.mark.parametrize("game_id", [SMALL, "fhp"])
-def test_sample_keys_decode_to_the_information_state_tensors(game_id: str) -> None:
-    """Every decision node of every deal: the key's tensor is OpenSpiel's tensor of the acting player's information
-    state (its hole cards, the board dealt by the node's round, the betting sequence)."""
-    s = solver(game_id)
+def every_decision(s: HoldemNeuralSolver, deals: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``deals`` fresh deals, the rows of every decision node of each, and OpenSpiel's tensor of the acting player's
+    information state at each row (its hole cards, the board dealt by the node's round, the betting sequence)."""
     betting, rules = s.tree.engine.betting, s.tensors.rules
-    cards = s.deal(5)
+    cards = s.deal(deals)
     decisions = np.flatnonzero(betting.kind == DECISION)
-    rows = (np.arange(5)[:, None] * betting.num_nodes + decisions[None, :]).ravel()
-    inputs = s.inputs(s.keys(cards, rows))
+    rows = (np.arange(deals)[:, None] * betting.num_nodes + decisions[None, :]).ravel()
     k = rules.num_hole_cards
-    for row, got in zip(rows, inputs, strict=True):
+    tensors = []
+    for row in rows:
         deal, node = divmod(int(row), betting.num_nodes)
         player = int(betting.player[node])
         board = cards[deal, 2 * k : 2 * k + sum(rules.board_cards[: int(betting.round[node]) + 1])]
         hole = cards[deal, player * k : (player + 1) * k][None, :]
-        expected = s.tensors.of_node(player, betting.sequence[node], list(board), hole)[0]
-        np.testing.assert_array_equal(got, expected)
+        tensors.append(s.tensors.of_node(player, betting.sequence[node], list(board), hole)[0])
+    return cards, rows, np.array(tensors, dtype=np.float64)
+
+
+@pytest.mark.parametrize("game_id", [SMALL, "fhp"])
+def test_sample_keys_decode_to_the_information_state_tensors(game_id: str) -> None:
+    """Every decision node of every deal: the key's tensor is OpenSpiel's tensor of the acting player's information
+    state."""
+    s = solver(game_id)
+    cards, rows, expected = every_decision(s, 5)
+    np.testing.assert_array_equal(s.inputs(s.keys(cards, rows)), expected)
 
 
 @pytest.mark.parametrize("game_id", [SMALL, "fhp"])
@@ -74,21 +81,10 @@ def test_canonical_keys_read_each_states_image_alike_for_its_whole_orbit(game_id
     keys."""
     s = solver(game_id, inputs="canonical")
     assert s.images is not None
-    betting, rules = s.tree.engine.betting, s.tensors.rules
-    cards = s.deal(5)
-    decisions = np.flatnonzero(betting.kind == DECISION)
-    rows = (np.arange(5)[:, None] * betting.num_nodes + decisions[None, :]).ravel()
+    rules = s.tensors.rules
+    cards, rows, raw = every_decision(s, 5)
     keys = s.keys(cards, rows)
-    k = rules.num_hole_cards
-    raw = []
-    for row in rows:
-        deal, node = divmod(int(row), betting.num_nodes)
-        player = int(betting.player[node])
-        board = cards[deal, 2 * k : 2 * k + sum(rules.board_cards[: int(betting.round[node]) + 1])]
-        hole = cards[deal, player * k : (player + 1) * k][None, :]
-        raw.append(s.tensors.of_node(player, betting.sequence[node], list(board), hole)[0])
-    expected = s.images.of_tensors(s.tensors, np.array(raw, dtype=np.float64))
-    np.testing.assert_array_equal(s.inputs(keys), expected)
+    np.testing.assert_array_equal(s.inputs(keys), s.images.of_tensors(s.tensors, raw))
     for perm in suit_permutations(rules.num_suits):
         moved = card_permutation(perm, rules.num_ranks, rules.num_suits)[cards]
         np.testing.assert_array_equal(s.keys(moved, rows), keys)
