@@ -163,10 +163,9 @@ class NeuralPolicy:
     @functools.cached_property
     def images(self) -> SuitImages:
         """The suit-canonical images the networks read (``inputs="canonical"``)."""
-        from adapters.holdem.engine import holdem_engine
         from cfr_agents.abstraction.suit_images import suit_images
 
-        return suit_images(holdem_engine(self.game_id).rules)
+        return suit_images(self.game_id)
 
     def network_inputs(self, tensors: NDArray[Any]) -> NDArray[np.float64]:
         """``tensors`` ``(N, size)`` (information-state tensors of the engine's layout, :mod:`adapters.holdem.tensors`)

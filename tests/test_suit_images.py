@@ -25,7 +25,7 @@ def deals(game_id: str, count: int, seed: int = 0) -> np.ndarray:
 @pytest.mark.parametrize("game_id", ["holdem-8", "fhp"])
 def test_each_image_is_the_public_trees_canonical_board_and_smallest_hand(game_id: str) -> None:
     rules = holdem_engine(game_id).rules
-    images = suit_images(rules)
+    images = suit_images(game_id)
     hands = private_hands(rules.num_ranks, rules.num_suits, 2)
     row = {tuple(hand): j for j, hand in enumerate(hands.tolist())}
 
@@ -50,7 +50,7 @@ def test_each_image_is_the_public_trees_canonical_board_and_smallest_hand(game_i
 def test_every_state_of_an_orbit_has_one_image(game_id: str) -> None:
     """Each deal moved by every suit permutation (the identity among them) has the deal's own image."""
     rules = holdem_engine(game_id).rules
-    images = suit_images(rules)
+    images = suit_images(game_id)
     dealt = deals(game_id, 500, seed=1)
     first = images.images(dealt[:, :2], dealt[:, 2:])
     for perm in suit_permutations(rules.num_suits):
@@ -62,8 +62,7 @@ def test_every_state_of_an_orbit_has_one_image(game_id: str) -> None:
 
 
 def test_the_tensors_of_a_state_become_those_of_its_image() -> None:
-    rules = holdem_engine("holdem-8").rules
-    images, tensors = suit_images(rules), engine_tensors(holdem_engine("holdem-8"))
+    images, tensors = suit_images("holdem-8"), engine_tensors(holdem_engine("holdem-8"))
     dealt = deals("holdem-8", 40, seed=2)
     rows = np.concatenate(
         [
@@ -84,4 +83,4 @@ def test_the_tensors_of_a_state_become_those_of_its_image() -> None:
 
 def test_a_game_dealing_its_board_in_several_rounds_is_refused() -> None:
     with pytest.raises(UnsupportedGameError, match="dealt in one round, not 3 rounds"):
-        suit_images(holdem_engine("hulh").rules)
+        suit_images("hulh")

@@ -67,7 +67,6 @@ from numpy.typing import NDArray
 
 from adapters.games import canonical_game_id
 from adapters.holdem.betting import DEAL, DECISION, BettingTree
-from adapters.holdem.engine import holdem_engine
 from adapters.holdem.tensors import HoldemTensors, holdem_tensors
 from adapters.inputs import InputError
 from adapters.openspiel import PREFIX, OpenSpielGame
@@ -110,7 +109,7 @@ class NetworkStrategy:
     @property
     def images(self) -> SuitImages | None:
         """The suit-canonical images the networks read, if they do (:mod:`cfr_agents.abstraction.suit_images`)."""
-        return suit_images(holdem_engine(self.game_id).rules) if self.inputs == "canonical" else None
+        return suit_images(self.game_id) if self.inputs == "canonical" else None
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
@@ -434,6 +433,7 @@ class StatePlayer:
     def __init__(self, model: NetworkStrategy, tensors: HoldemTensors, betting: BettingTree) -> None:
         self.model, self.tensors, self.betting = model, tensors, betting
         self._board_end = np.cumsum(tensors.rules.board_cards)
+        self._images = model.images
 
     def __call__(self, position: Position) -> FloatArray:
         hole = np.asarray([position.hole], dtype=np.int64)
@@ -480,11 +480,10 @@ class StatePlayer:
         """``(H, inputs)``: what the networks read at decision ``node`` for each hand, with the board of its round."""
         round_ = int(self.betting.round[node])
         dealt = list(board[: int(self._board_end[round_])])
-        images = self.model.images
-        if images is not None:  # the suit-canonical image of each hand, and the board's
+        if self._images is not None:  # the suit-canonical image of each hand, and the board's
             on_board = np.broadcast_to(np.asarray(dealt, dtype=np.int64), (holes.shape[0], len(dealt)))
-            holes, canonical = images.images(holes, on_board if dealt else None)
-            dealt = dealt if canonical is None else canonical[0].tolist()
+            holes, boards = self._images.mapped(holes, on_board, np.full(holes.shape[0], bool(dealt)))
+            dealt = boards[0].tolist()
         rows: FloatArray = self.tensors.of_node(player, self.betting.sequence[node], dealt, holes).astype(np.float64)
         strength = self.model.strength
         if strength is None:

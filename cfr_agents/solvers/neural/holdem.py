@@ -179,7 +179,7 @@ class HoldemNeuralSolver:
             raise UnsupportedGameError(f"{game_id}'s information states do not pack into 63-bit keys")
         self.strength = strength_input(engine.game_id) if settings.inputs == "strength" else None
         """The hand-strength input, read after the tensor (``inputs="strength"``)."""
-        self.images = suit_images(rules) if settings.inputs == "canonical" else None
+        self.images = suit_images(engine.game_id) if settings.inputs == "canonical" else None
         """The suit-canonical images every key is made of (``inputs="canonical"``)."""
         check_network_size(settings.hidden, self.num_inputs, 3)
         self._torch_seed = int(rng.integers(2**63))
@@ -364,24 +364,11 @@ class HoldemNeuralSolver:
         board = cards[deal[:, None], np.minimum(2 * self._hole + column - self._hole, self._dealt - 1)]
         visible = np.where(column < self._hole, hole, board)
         if self.images is not None:
-            self._canonical(visible, seen > self._hole)
+            k = self._hole
+            visible[:, :k], visible[:, k:] = self.images.mapped(visible[:, :k], visible[:, k:], seen > k)
         packed = np.where(column < seen[:, None], visible + 1, 0)
         keys: IntArray = node | np.bitwise_or.reduce(packed << self._card_shifts[None, :], axis=1)
         return keys
-
-    def _canonical(self, visible: IntArray, dealt: NDArray[np.bool_]) -> None:
-        """Replace each row of ``visible`` (hole cards then board, as :meth:`keys` gathers them) by its suit-canonical
-        image (:mod:`~cfr_agents.abstraction.suit_images`): before the board where ``dealt`` is false, on it where
-        true."""
-        assert self.images is not None
-        hole = self._hole
-        for on_board in (False, True):
-            rows = np.flatnonzero(dealt == on_board)
-            if rows.size:
-                holes, board = self.images.images(visible[rows, :hole], visible[rows, hole:] if on_board else None)
-                visible[rows, :hole] = holes
-                if board is not None:
-                    visible[rows, hole:] = board
 
     def _decode(self, keys: IntArray) -> tuple[IntArray, IntArray]:
         """Each key's node, and ``(len(keys), cards seen at most)``: the cards its player sees (:meth:`keys`), -1
