@@ -101,7 +101,8 @@ def test_every_benchmark_has_help_and_refuses_an_unknown_option_in_one_line(
 WRITERS = (
     "aivat", "convergence", "cost", "endgame", "endgame_play", "flop_holdem", "holdem_neural", "kernel", "lbr",
     "lbr_last_round", "learning", "limit_holdem_agent", "limit_holdem_lbr", "matches", "n_player", "neural",
-    "neural_limits", "neural_step", "opponents", "scale_out", "scaling", "solvers", "tree_build", "web",
+    "neural_limits", "neural_step", "opponents", "scale_out", "scaling", "sd_cfr_runs", "solvers", "tree_build",
+    "web",
 )  # fmt: skip
 OUTPUTS = {**dict.fromkeys(WRITERS, "--out"), "exploitation_table": "--out-dir", "opponent_tables": "--out-dir"}
 """Each benchmark that writes files, and the option that says where."""
@@ -295,3 +296,29 @@ def test_endgame_run_states_its_memory_first_and_scores_the_blueprint_as_nash_co
     exact = public_exploitability(tree, solver.average_strategy()).nash_conv
     assert row["blueprint_nash_conv"] == pytest.approx(exact * 1000 / tree.rules.big_blind, rel=1e-12)
     assert row["blueprint_nash_conv"] not in (row["resolved_nash_conv"], row["safe_nash_conv"])  # re-solved
+
+
+def test_the_figure_of_sd_cfr_runs_reads_each_run_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``sd_cfr_runs`` reads a ``train --json`` report alone or under ``report``, in mbb/g (a chip is 10 on FHP),
+    with the defaults of runs made before an option existed; a rescoring beside them is left out, and a directory
+    with no report is refused in one line."""
+    from benchmarks import sd_cfr_runs
+
+    assert "no SD-CFR report" in refused(sd_cfr_runs.main, ["--results", str(tmp_path)], capsys)
+    old = {"algo": "sd-cfr", "iterations": 431, "nash_conv": 22.1, "solve_seconds": 5410.0, "parameters": {}}
+    new = {**old, "iterations": 1463, "nash_conv": 12.7, "solve_seconds": 6003.0}
+    new["parameters"] = {"inputs": "canonical", "value_scale": 700.0, "threads": 2, "traversal": "external"}
+    (tmp_path / "fhp_sd_cfr.json").write_text(json.dumps({"command": "train", "report": old}))
+    (tmp_path / "fhp_sd_cfr_canonical.json").write_text(json.dumps(new))
+    (tmp_path / "fhp_sd_cfr_scoring.json").write_text(json.dumps({"model": "m.json", "nash_conv_mbb": 221.0}))
+    runs = sd_cfr_runs.read_runs(tmp_path)
+    assert [(run.name, run.iterations, run.reads, run.value_scale, run.threads) for run in runs] == [
+        ("fhp_sd_cfr.json", 431, "cards", 1.0, 1),
+        ("fhp_sd_cfr_canonical.json", 1463, "canonical", 700.0, 2),
+    ]
+    assert [run.nash_conv_mbb for run in runs] == pytest.approx([221.0, 127.0])
+    assert [run.minutes for run in runs] == pytest.approx([5410 / 60, 6003 / 60])
+    pytest.importorskip("matplotlib")
+    sd_cfr_runs.main(["--results", str(tmp_path), "--out", str(tmp_path / "runs.png")])
+    assert "2 runs; best 127 mbb/g (fhp_sd_cfr_canonical.json)" in capsys.readouterr().out
+    assert (tmp_path / "runs.png").read_bytes().startswith(b"\x89PNG")
