@@ -28,8 +28,10 @@ import adapters
 from adapters import Game
 from adapters.rlcard import RLCardGame
 from cfr_agents.policy import load_policy
+from cfr_agents.solvers import Solver
 from cfr_agents.tree import CompiledTree, FloatArray, compile_tree, load_tree
 from eval.exploitability import exploitability_of_strategy
+from eval.train_report import nash_conv
 
 FLOAT32_RTOL = 16 * float(np.finfo(np.float32).eps)
 """Relative tolerance for an exact value computed from float32 network outputs.
@@ -306,3 +308,28 @@ def resumed_and_whole(
     assert second.status == 0, second.err
     tree = load_tree(game_id, any_players=True)
     return load_policy(files["resumed"]).strategy_on(tree), load_policy(files["whole"]).strategy_on(tree)
+
+
+class Clock:
+    """Stands in for ``time.perf_counter``: each iteration of the solver being timed takes 2**-10 s
+    and each NashConv check ``check_cost`` times as long, so the check schedule is exact."""
+
+    def __init__(self, check_cost: float) -> None:
+        self.check_cost = check_cost
+        self.solver: Solver | None = None
+        self.checks: list[tuple[int, float]] = []
+        """Each check's iteration and NashConv."""
+
+    def __call__(self) -> float:
+        iterations = self.solver.iteration if self.solver is not None else 0
+        return (iterations + len(self.checks) * self.check_cost) * 2**-10
+
+    def time(self, solver: Solver) -> Solver:
+        """Time ``solver`` from here on."""
+        self.solver = solver
+        return solver
+
+    def nash_conv(self, t: CompiledTree, strategy: FloatArray) -> float:
+        assert self.solver is not None, "time a solver first"
+        self.checks.append((self.solver.iteration, nash_conv(t, strategy)))
+        return self.checks[-1][1]

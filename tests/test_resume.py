@@ -19,9 +19,8 @@ from cfr_agents.cli.common import GLOBAL_OPTIONS
 from cfr_agents.cli.train_neural import HYPERPARAMETERS
 from cfr_agents.solvers import Solver
 from cfr_agents.training import StopRule, train
-from cfr_agents.tree import CompiledTree, FloatArray
 from eval.train_report import nash_conv
-from tests.support import CliRun, cli_commands, run_cli, tree
+from tests.support import CliRun, Clock, cli_commands, run_cli, tree
 
 KUHN = "openspiel:kuhn_poker"
 START = 10
@@ -288,29 +287,6 @@ def test_the_first_iteration_below_the_target() -> None:
         solver.run(1)
         values.append(nash_conv(solver.tree, solver.average_strategy()))
     assert values[-1] <= TARGET < min(values[:-1])
-
-
-class Clock:
-    """Stands in for ``time.perf_counter``: each iteration of the solver being timed takes 2**-10 s
-    and each NashConv check ``check_cost`` times as long, so the check schedule is exact."""
-
-    def __init__(self, check_cost: float) -> None:
-        self.check_cost = check_cost
-        self.solver: Solver | None = None
-        self.checks = 0
-
-    def __call__(self) -> float:
-        iterations = self.solver.iteration if self.solver is not None else 0
-        return (iterations + self.checks * self.check_cost) * 2**-10
-
-    def time(self, solver: Solver) -> Solver:
-        """Time ``solver`` from here on."""
-        self.solver = solver
-        return solver
-
-    def nash_conv(self, t: CompiledTree, strategy: FloatArray) -> float:
-        self.checks += 1
-        return nash_conv(t, strategy)
 
 
 @pytest.mark.parametrize(
