@@ -14,12 +14,13 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from adapters.inputs import require_extra
+from adapters.inputs import InputError, require_extra
+from benchmarks.flop_holdem import DEEP_CFR_EXPLOITABILITY, NFSP_EXPLOITABILITY
 from benchmarks.report import OneLineParser, one_line_errors
 from cfr_agents.files import replacing
 
-NFSP_NASH_CONV = 47.0
-DEEP_CFR_NASH_CONV = 37.0
+NFSP_NASH_CONV = 2 * NFSP_EXPLOITABILITY
+DEEP_CFR_NASH_CONV = 2 * DEEP_CFR_EXPLOITABILITY
 """Brown et al. (2019): NashConv on FHP in mbb/g, NFSP's best (the target) and Deep CFR's."""
 MBB_PER_CHIP = 10.0
 """FHP's big blind is 100 chips: a chip is 10 mbb."""
@@ -47,29 +48,40 @@ class Run(NamedTuple):
     """Solve time, scoring excluded."""
 
 
+def read_run(path: Path) -> Run | None:
+    """The run a report file holds, or ``None`` for a file of another kind."""
+    data: dict[str, Any] = json.loads(path.read_text())
+    report = data.get("report", data)
+    if report.get("algo") != "sd-cfr":
+        return None
+    parameters = report["parameters"]
+    traversal = parameters.get("traversal") or "external"
+    reads = "public-chance" if traversal == "public-chance" else parameters.get("inputs") or "cards"
+    if reads not in _COLOURS:
+        raise ValueError(f"inputs {reads!r} have no colour in the figure")
+    return Run(
+        path.name,
+        int(report["iterations"]),
+        float(report["nash_conv"]) * MBB_PER_CHIP,
+        reads,
+        float(parameters.get("value_scale") or 1.0),  # runs made before --value-scale fitted in chips
+        int(parameters.get("threads") or 1),
+        float(report["solve_seconds"]) / 60,
+    )
+
+
 def read_runs(results: Path) -> list[Run]:
     """The SD-CFR ``train`` reports among ``results``' ``fhp_sd_cfr*.json`` (a report alone, or under ``report``
-    beside its command); other files there, such as a model's rescoring, are left out."""
+    beside its command); other files there, such as a model's rescoring, are left out, and a file that is not a
+    report is refused in one line."""
     runs = []
     for path in sorted(results.glob("fhp_sd_cfr*.json")):
-        data: dict[str, Any] = json.loads(path.read_text())
-        report = data.get("report", data)
-        if report.get("algo") != "sd-cfr":
-            continue
-        parameters = report["parameters"]
-        traversal = parameters.get("traversal") or "external"
-        reads = "public-chance" if traversal == "public-chance" else parameters.get("inputs") or "cards"
-        runs.append(
-            Run(
-                path.name,
-                int(report["iterations"]),
-                float(report["nash_conv"]) * MBB_PER_CHIP,
-                reads,
-                float(parameters.get("value_scale") or 1.0),  # runs made before --value-scale fitted in chips
-                int(parameters.get("threads") or 1),
-                float(report["solve_seconds"]) / 60,
-            )
-        )
+        try:
+            run = read_run(path)
+        except (ValueError, KeyError, TypeError, AttributeError) as error:  # JSONDecodeError is a ValueError
+            raise InputError(f"{path}: not a train --json report ({type(error).__name__}: {error})") from None
+        if run is not None:
+            runs.append(run)
     return runs
 
 
@@ -119,6 +131,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--results", type=Path, default=Path("benchmarks/results"), help="where the reports are")
     parser.add_output("--out", default=Path("benchmarks/results/fhp_sd_cfr_runs.png"))
     args = parser.parse(argv)
+    if not args.results.is_dir():
+        parser.error(f"--results {args.results}: not a directory")
     runs = read_runs(args.results)
     if not runs:
         parser.error(f"--results {args.results}: no SD-CFR report named fhp_sd_cfr*.json")

@@ -301,10 +301,11 @@ def test_endgame_run_states_its_memory_first_and_scores_the_blueprint_as_nash_co
 def test_the_figure_of_sd_cfr_runs_reads_each_run_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``sd_cfr_runs`` reads a ``train --json`` report alone or under ``report``, in mbb/g (a chip is 10 on FHP),
     with the defaults of runs made before an option existed; a rescoring beside them is left out, and a directory
-    with no report is refused in one line."""
+    that is missing or holds no report, or a file cut short, is refused in one line."""
     from benchmarks import sd_cfr_runs
 
     assert "no SD-CFR report" in refused(sd_cfr_runs.main, ["--results", str(tmp_path)], capsys)
+    assert "not a directory" in refused(sd_cfr_runs.main, ["--results", str(tmp_path / "none")], capsys)
     old = {"algo": "sd-cfr", "iterations": 431, "nash_conv": 22.1, "solve_seconds": 5410.0, "parameters": {}}
     new = {**old, "iterations": 1463, "nash_conv": 12.7, "solve_seconds": 6003.0}
     new["parameters"] = {"inputs": "canonical", "value_scale": 700.0, "threads": 2, "traversal": "external"}
@@ -322,3 +323,8 @@ def test_the_figure_of_sd_cfr_runs_reads_each_run_report(tmp_path: Path, capsys:
     sd_cfr_runs.main(["--results", str(tmp_path), "--out", str(tmp_path / "runs.png")])
     assert "2 runs; best 127 mbb/g (fhp_sd_cfr_canonical.json)" in capsys.readouterr().out
     assert (tmp_path / "runs.png").read_bytes().startswith(b"\x89PNG")
+    (tmp_path / "fhp_sd_cfr_cut.json").write_text(json.dumps(new)[:40])
+    assert "fhp_sd_cfr_cut.json: not a train --json report" in refused(
+        sd_cfr_runs.main, ["--results", str(tmp_path), "--out", str(tmp_path / "again.png")], capsys
+    )
+    assert not (tmp_path / "again.png").exists()
