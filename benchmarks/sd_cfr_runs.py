@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from adapters.inputs import InputError, require_extra
+from adapters.inputs import InputError
 from benchmarks.flop_holdem import DEEP_CFR_EXPLOITABILITY, NFSP_EXPLOITABILITY
 from benchmarks.report import OneLineParser, one_line_errors
-from cfr_agents.files import replacing
+from eval.plots import pyplot, save_figure
 
 NFSP_NASH_CONV = 2 * NFSP_EXPLOITABILITY
 DEEP_CFR_NASH_CONV = 2 * DEEP_CFR_EXPLOITABILITY
@@ -87,9 +87,7 @@ def read_runs(results: Path) -> list[Run]:
 
 def plot_runs(runs: list[Run], png: Path) -> None:
     """NashConv (mbb/g, log scale) against iterations (log scale), one point a run, beside the two lines."""
-    matplotlib = require_extra("matplotlib", "plot", "the figure of SD-CFR runs")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     from matplotlib.patches import Patch
 
     figure, axes = plt.subplots(figsize=(7.2, 4.6))
@@ -118,11 +116,7 @@ def plot_runs(runs: list[Run], png: Path) -> None:
     axes.grid(True, which="both", alpha=0.3)
     axes.legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     figure.tight_layout()
-    try:
-        with replacing(png) as temporary:
-            figure.savefig(temporary, format="png", dpi=110)
-    finally:
-        plt.close(figure)
+    save_figure(figure, png)
 
 
 @one_line_errors
