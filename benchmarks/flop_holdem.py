@@ -31,12 +31,13 @@ from adapters.games import canonical_game_id
 from adapters.holdem.rules import limit_rules
 from adapters.openspiel import PREFIX
 from benchmarks.report import OneLineParser, Table, one_line_errors
-from cfr_agents.files import replacing, write_atomic
+from cfr_agents.files import write_atomic
 from cfr_agents.public_tree import public_tree
 from cfr_agents.public_tree.engine import Engine, own_placement, profile
 from cfr_agents.public_tree.solver import PublicTreeSolver
 from cfr_agents.public_tree.tree import build_public_tree, game_nodes
 from cfr_agents.solvers import ALGORITHMS
+from eval.plots import pyplot, save_figure
 
 
 def _peak_gb() -> float:
@@ -180,11 +181,7 @@ NFSP_EXPLOITABILITY = 47 / 2
 
 def plot_curve(csv_path: Path, png: Path) -> None:
     """Exploitability (mbb/g, log scale) against solve time from a curve CSV, beside Deep CFR's and NFSP's."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     with csv_path.open() as handle:
         rows = list(csv.DictReader(handle))
     seconds = [float(row["solve_seconds"]) / 60 for row in rows]
@@ -200,9 +197,7 @@ def plot_curve(csv_path: Path, png: Path) -> None:
     axes.grid(True, which="both", alpha=0.3)
     axes.legend()
     figure.tight_layout()
-    with replacing(png) as temporary:
-        figure.savefig(temporary, format="png", dpi=120)
-    plt.close(figure)
+    save_figure(figure, png)
 
 
 @one_line_errors

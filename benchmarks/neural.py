@@ -42,6 +42,7 @@ import numpy as np
 
 from benchmarks.report import OneLineParser, Table, load_average, machine_facts, now, one_line_errors, progress, verdict
 from cfr_agents.files import write_atomic
+from eval.plots import pyplot, save_figure
 
 CONTENDERS = ("sd-cfr", "deep-cfr", "openspiel-deep-cfr", "mccfr-external")
 OPENSPIEL_EXAMPLE: dict[str, Any] = {
@@ -273,13 +274,7 @@ def targets(game_id: str, runs: Sequence[dict[str, Any]], budgets: Sequence[floa
 
 def plot(path: Path, game_id: str, runs: Sequence[dict[str, Any]]) -> None:
     """Exploitability against training time, one line per run (the longest runs thick), log-scaled."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from cfr_agents.files import replacing
-
+    plt = pyplot()
     figure, axes = plt.subplots(figsize=(9, 5.5))
     longest = max(run["seconds"] for run in runs)
     for index, contender in enumerate(CONTENDERS):
@@ -289,7 +284,7 @@ def plot(path: Path, game_id: str, runs: Sequence[dict[str, Any]]) -> None:
             values = [point[2] for point in run["points"]]
             style = {"linewidth": 2.2 if main_run else 0.9, "alpha": 1.0 if main_run else 0.6, "marker": "o"}
             label = f"{contender} (seed {run['seed']})" if main_run else None
-            axes.plot(seconds, values, color=f"C{index}", label=label, markersize=3, **style)  # type: ignore[arg-type]
+            axes.plot(seconds, values, color=f"C{index}", label=label, markersize=3, **style)
             if contender == "openspiel-deep-cfr" and main_run:
                 renormalised = [point[3] for point in run["points"]]
                 axes.plot(seconds, renormalised, color=f"C{index}", linestyle="--", label=f"{contender} renormalised")
@@ -303,11 +298,7 @@ def plot(path: Path, game_id: str, runs: Sequence[dict[str, Any]]) -> None:
     axes.grid(True, which="both", alpha=0.25)
     axes.legend(fontsize=8)
     figure.tight_layout()
-    try:
-        with replacing(path) as temporary:
-            figure.savefig(temporary, format="png", dpi=110)
-    finally:
-        plt.close(figure)
+    save_figure(figure, path, dpi=110)
 
 
 @one_line_errors
@@ -345,6 +336,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     seeds = [int(s) for s in options.seeds.split(",")]
     if options.replot:
         saved = json.loads(options.replot.read_text())
+        checked = {point[0] for run in saved for point in run["points"]}
+        if max(budgets) not in checked:
+            parser.error(
+                f"--replot {options.replot}: no run of it was checked at {max(budgets):g} s; give the --game, "
+                "--minutes and --seeds of the command that wrote it (the first line of its .md)"
+            )
         result = table(options.game, saved, budgets, seeds)
         print(result.text())
         report = options.replot.with_suffix(".md")

@@ -27,8 +27,9 @@ import numpy as np
 
 from adapters.inputs import InputError
 from benchmarks.measure import Convergence, ReferenceCheck
-from cfr_agents.files import can_create_in, check_outputs, replacing, write_atomic
+from cfr_agents.files import can_create_in, check_outputs, write_atomic
 from eval.environments import Z_95
+from eval.plots import pyplot, save_figure
 
 
 def mbb_summary(name: str, values: np.ndarray) -> dict[str, float]:
@@ -320,16 +321,12 @@ def _style(run: Convergence) -> dict[str, object]:
 
 def write_plot(path: Path, title: str, units: str, runs: Sequence[Convergence], thresholds: Sequence[float]) -> None:
     """Log-log NashConv against solve seconds, one line per run (see :func:`_style`)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     figure, axes = plt.subplots(figsize=(11, 7))
     for run in runs:
         seconds = [point.seconds for point in run.points]
         values = [max(point.nash_conv, 1e-12) for point in run.points]
-        axes.plot(seconds, values, label=run.label, **_style(run))  # type: ignore[arg-type]
+        axes.plot(seconds, values, label=run.label, **_style(run))
     for threshold in thresholds:
         axes.axhline(threshold, color="grey", linewidth=0.8, alpha=0.6)
     axes.set_xscale("log")
@@ -340,8 +337,4 @@ def write_plot(path: Path, title: str, units: str, runs: Sequence[Convergence], 
     axes.grid(True, which="both", alpha=0.25)
     axes.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     figure.tight_layout()
-    try:
-        with replacing(path) as temporary:
-            figure.savefig(temporary, format="png", dpi=110)
-    finally:
-        plt.close(figure)
+    save_figure(figure, path, dpi=110)

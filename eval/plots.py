@@ -53,13 +53,16 @@ def image_format(out: str | Path) -> str:
     return suffix
 
 
-def save_figure(figure: Any, out: str | Path) -> None:
+def save_figure(figure: Any, out: str | Path, *, dpi: int = 120) -> None:
     """Write ``figure`` atomically (via :func:`cfr_agents.files.replacing`) in the format ``out``'s suffix
-    names (:func:`image_format`)."""
+    names (:func:`image_format`), cropped to its contents (a legend beside the axes included); the figure is
+    closed whether or not the write succeeds."""
     plt = pyplot()
-    with replacing(out) as temporary:
-        figure.savefig(temporary, format=image_format(out), dpi=120, bbox_inches="tight")
-    plt.close(figure)
+    try:
+        with replacing(out) as temporary:
+            figure.savefig(temporary, format=image_format(out), dpi=dpi, bbox_inches="tight")
+    finally:
+        plt.close(figure)
 
 
 # --- tournaments ---------------------------------------------------------------------------------

@@ -328,3 +328,17 @@ def test_the_figure_of_sd_cfr_runs_reads_each_run_report(tmp_path: Path, capsys:
         sd_cfr_runs.main, ["--results", str(tmp_path), "--out", str(tmp_path / "again.png")], capsys
     )
     assert not (tmp_path / "again.png").exists()
+
+
+def test_a_replot_with_other_budgets_than_its_runs_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``neural.py --replot`` with ``--minutes`` whose longest budget no run of the file was checked at names the
+    options to give, and writes nothing."""
+    saved = tmp_path / "runs.json"
+    saved.write_text(json.dumps([{"contender": "sd-cfr", "seed": 0, "seconds": 60, "points": [[60.0, 1, 0.1]]}]))
+    main = COMMANDS["neural"]
+    assert main is not None
+    message = refused(main, ["--replot", str(saved), "--minutes", "2"], capsys)
+    assert "no run of it was checked at 120 s" in message and "--minutes and --seeds" in message
+    assert [path.name for path in tmp_path.iterdir()] == ["runs.json"]
