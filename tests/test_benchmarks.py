@@ -101,12 +101,15 @@ def test_every_benchmark_has_help_and_refuses_an_unknown_option_in_one_line(
 WRITERS = (
     "aivat", "convergence", "cost", "endgame", "endgame_play", "flop_holdem", "holdem_neural", "kernel", "lbr",
     "lbr_last_round", "learning", "limit_holdem_agent", "limit_holdem_lbr", "matches", "n_player", "neural",
-    "neural_limits", "neural_step", "opponents", "scale_out", "scaling", "sd_cfr_runs", "solvers", "tree_build",
-    "web",
+    "neural_limits", "neural_step", "opponents", "round_errors", "scale_out", "scaling", "sd_cfr_runs", "solvers",
+    "tree_build", "web",
 )  # fmt: skip
 OUTPUTS = {**dict.fromkeys(WRITERS, "--out"), "exploitation_table": "--out-dir", "opponent_tables": "--out-dir"}
 """Each benchmark that writes files, and the option that says where."""
-REQUIRED = {name: ["--agent", "random"] for name in ("endgame_play", "lbr_last_round", "limit_holdem_lbr")}
+REQUIRED = {
+    **{name: ["--agent", "random"] for name in ("endgame_play", "lbr_last_round", "limit_holdem_lbr")},
+    "round_errors": ["--models", "random"],
+}
 
 
 def test_every_benchmark_that_writes_declares_where() -> None:
