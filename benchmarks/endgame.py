@@ -59,14 +59,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_output("--out", suffixes=(".json", ".md"), default=Path("benchmarks/results/endgame"))
     args = parser.parse(argv)
     names = [name.strip() for name in args.blueprint.split(",")]
-    for name in names:
-        count = name.removeprefix("dcfr:")
-        if name.startswith("dcfr:") and not (count.isdigit() and int(count) > 0):
-            parser.error(f"--blueprint {name}: dcfr:N takes a number of iterations N, at least 1")
-    agents = {name: load_opponent(name, args.game).agent for name in names if not name.startswith("dcfr:")}
+    agents = {name: blueprint_agent(parser, "--blueprint", name, args.game) for name in names}
     tree = game_tree(args.game)
     print(check_memory(f"endgame solving on {args.game}", resolve_peak_bytes(tree)), file=sys.stderr)
-    rows = [measure(tree, args.game, name, agents.get(name), args.iterations) for name in names]
+    rows = [measure(tree, args.game, name, agents[name], args.iterations) for name in names]
     lines = [
         f"# Endgame solving on {args.game}: every endgame by {args.iterations} DCFR iterations",
         "",
@@ -142,6 +138,17 @@ def resolve(tree: PublicTree, blueprint: FloatArray, iterations: int, *, safe: b
             solver.iterate()
             bar.update()
         return solver.average_strategy(release=True)
+
+
+def blueprint_agent(parser: OneLineParser, flag: str, name: str, game: str) -> Agent | None:
+    """The agent the file ``name`` holds, or ``None`` for ``dcfr:N`` (:func:`make_blueprint` solves it), whose N must
+    be at least 1: else the run ends in one line naming ``flag``."""
+    if not name.startswith("dcfr:"):
+        return load_opponent(name, game).agent
+    count = name.removeprefix("dcfr:")
+    if not (count.isdigit() and int(count) > 0):
+        parser.error(f"{flag} {name}: dcfr:N takes a number of iterations N, at least 1")
+    return None
 
 
 def make_blueprint(tree: PublicTree, game: str, name: str, agent: Agent | None) -> FloatArray:

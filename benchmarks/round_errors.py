@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.games import canonical_game_id
-from benchmarks.endgame import make_blueprint
+from benchmarks.endgame import blueprint_agent, make_blueprint
 from benchmarks.report import OneLineParser, one_line_errors, progress
 from cfr_agents.cli.common import check_memory
 from cfr_agents.files import write_atomic
@@ -135,9 +135,8 @@ def table(game: str, reference: str, reference_nash_conv: float, rows: Sequence[
         "All in mbb/g, exact, on the public tree with suit-canonical boards. The reference, "
         f"{Path(reference).name}, has NashConv {reference_nash_conv:.3f}: each seat's share is its strategy's loss "
         "to a best response beyond the game's value to within that; a round from the reference is the model with "
-        "that round's play replaced by the "
-        "reference's; the gain from a round on is what both best responses gain by deviating from the model's "
-        "play from that round on only.",
+        "that round's play replaced by the reference's; the gain from a round on is what both best responses gain "
+        "by deviating from the model's play from that round on only.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -153,13 +152,7 @@ def main(argv: list[str] | None = None) -> None:
     names = [name.strip() for name in args.models.split(",") if name.strip()]
     if not names:
         parser.error("--models: give at least one agent file")
-    if args.reference.startswith("dcfr:"):
-        count = args.reference.removeprefix("dcfr:")
-        if not (count.isdigit() and int(count) > 0):
-            parser.error(f"--reference {args.reference}: dcfr:N takes a number of iterations N, at least 1")
-        reference_agent = None
-    else:
-        reference_agent = load_opponent(args.reference, args.game).agent
+    reference_agent = blueprint_agent(parser, "--reference", args.reference, args.game)
     agents = {name: load_opponent(name, args.game).agent for name in names}  # every file read before any work
     tree = game_tree(args.game)
     held = [a for a in (reference_agent, *agents.values()) if isinstance(a, PublicStrategyAgent)]

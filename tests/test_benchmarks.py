@@ -168,6 +168,11 @@ def test_outputs_are_checked_file_by_file(tmp_path: Path, capsys: pytest.Capture
         ("lbr", ["--games", "holdem-6", "--file", "fhp=x.npz", "--out", "{tmp}/o"], "GAME one of --games"),
         ("lbr", ["--games", "holdem-6", "--file", "holdem-6={tmp}/absent.npz", "--out", "{tmp}/o"], "does not exist"),
         ("limit_holdem_lbr", ["--agent", "{tmp}/absent.npz", "--out", "{tmp}/o"], "absent.npz' does not exist"),
+        ("round_errors", ["--models", ""], "--models: give at least one agent file"),
+        ("round_errors", ["--models", "random", "--reference", "dcfr:0"], "dcfr:N takes a number of iterations N"),
+        ("round_errors", ["--game", "holdem-6", "--models", "{tmp}/absent.json"], "absent.json' does not exist"),
+        ("round_errors", ["--game", "holdem-6", "--models", "random", "--reference", "{tmp}/a.npz"], "a.npz' does not"),
+        ("round_errors", ["--game", "holdem-6", "--models", "nope"], "unknown opponent 'nope'"),
     ],
 )
 def test_bad_files_agents_and_values_are_refused_in_one_line_before_any_work(

@@ -1,5 +1,5 @@
 """``benchmarks.round_errors``: each row against the same quantities assembled node by node through the agent
-interface, seat shares that name the right seat, and one-line refusals."""
+interface, and seat shares that name the right seat (its one-line refusals are in test_benchmarks.py)."""
 
 from __future__ import annotations
 
@@ -83,26 +83,3 @@ def test_each_row_is_what_the_node_by_node_profiles_score(tmp_path: Path) -> Non
     assert abs(seat_1) <= epsilon and seat_0 > 10 * epsilon  # player 1 plays the reference: seat 1 loses ~0
     table = (tmp_path / "r.md").read_text()
     assert table.count("|") > 0 and "preflop from the reference" in table and "gain from the flop on" in table
-
-
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (["--models", ""], "--models: give at least one agent file"),
-        (["--models", "random", "--reference", "dcfr:0"], "dcfr:N takes a number of iterations N, at least 1"),
-        (["--models", "{tmp}/absent.json", "--reference", "dcfr:2"], "absent.json' does not exist"),
-        (["--models", "random", "--reference", "{tmp}/absent.npz"], "absent.npz' does not exist"),
-        (["--models", "nope"], "unknown opponent 'nope'"),
-    ],
-)
-def test_bad_options_and_files_are_refused_in_one_line_before_any_work(
-    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as exit_:
-        round_errors.main(["--game", GAME, *(a.replace("{tmp}", str(tmp_path)) for a in argv),
-                           "--out", str(tmp_path / "o")])  # fmt: skip
-    assert exit_.value.code == 2
-    lines = capsys.readouterr().err.splitlines()
-    assert len(lines) == 1 and message in lines[0], lines
-    assert not any(tmp_path.iterdir())
