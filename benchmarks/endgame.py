@@ -59,6 +59,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_output("--out", suffixes=(".json", ".md"), default=Path("benchmarks/results/endgame"))
     args = parser.parse(argv)
     names = [name.strip() for name in args.blueprint.split(",")]
+    for name in names:
+        parser.refuse_overwriting(args, (Path(name), Path(name).with_suffix(".json")), f"the agent's file {name}")
     agents = {name: blueprint_agent(parser, "--blueprint", name, args.game) for name in names}
     tree = game_tree(args.game)
     print(check_memory(f"endgame solving on {args.game}", resolve_peak_bytes(tree)), file=sys.stderr)

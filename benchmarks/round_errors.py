@@ -152,6 +152,8 @@ def main(argv: list[str] | None = None) -> None:
     names = [name.strip() for name in args.models.split(",") if name.strip()]
     if not names:
         parser.error("--models: give at least one agent file")
+    for name in (*names, args.reference):
+        parser.refuse_overwriting(args, (Path(name), Path(name).with_suffix(".json")), f"the agent's file {name}")
     reference_agent = blueprint_agent(parser, "--reference", args.reference, args.game)
     agents = {name: load_opponent(name, args.game).agent for name in names}  # every file read before any work
     tree = game_tree(args.game)

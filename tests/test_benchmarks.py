@@ -173,6 +173,9 @@ def test_outputs_are_checked_file_by_file(tmp_path: Path, capsys: pytest.Capture
         ("round_errors", ["--game", "holdem-6", "--models", "{tmp}/absent.json"], "absent.json' does not exist"),
         ("round_errors", ["--game", "holdem-6", "--models", "random", "--reference", "{tmp}/a.npz"], "a.npz' does not"),
         ("round_errors", ["--game", "holdem-6", "--models", "nope"], "unknown opponent 'nope'"),
+        ("round_errors", ["--models", "random,{tmp}/m.npz", "--out", "{tmp}/m"], "would overwrite the agent's file"),
+        ("round_errors", ["--models", "random", "--reference", "{tmp}/r.json", "--out", "{tmp}/r"], "would overwrite"),
+        ("endgame", ["--blueprint", "dcfr:2,{tmp}/b.npz", "--out", "{tmp}/b"], "would overwrite the agent's file"),
     ],
 )
 def test_bad_files_agents_and_values_are_refused_in_one_line_before_any_work(
